@@ -1804,6 +1804,40 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/item.rs', true)).toEqual(['src/impls/inl/deep.rs:3:32']);
   });
 
+  it('Rust --defined-in: an inline module brings in the files its `mod x;` declarations name, not every file of its directory — src/inl/old.rs, src/inl/sub/gone.rs and src/inl/deep/x.rs are left-overs (outside round X66-01)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod util;\npub mod inl {\n    pub mod deep;\n    pub mod sub {\n        pub mod leaf;\n    }\n}\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/inl/deep.rs': 'pub fn f() {\n    let _ = crate::util::Item::new(1);\n}\n',
+        'src/inl/old.rs': 'pub fn f() {\n    let _ = crate::util::Item::new(2);\n}\n',
+        'src/inl/sub/leaf/mod.rs': 'pub fn f() {\n    let _ = crate::util::Item::new(3);\n}\n',
+        'src/inl/sub/gone.rs': 'pub fn f() {\n    let _ = crate::util::Item::new(4);\n}\n',
+        'src/inl/deep/x.rs': 'pub fn f() {\n    let _ = crate::util::Item::new(5);\n}\n',
+      },
+    });
+    // = cargo (`check --all-targets`, util.rs's `fn new` renamed): inl/deep.rs:2:32, inl/sub/leaf/mod.rs:2:32 — nothing in
+    // the three files no `mod` declares (never compiled)
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/inl/deep.rs:2:32', 'src/inl/sub/leaf/mod.rs:2:32']);
+  });
+
+  it('Rust --defined-in: a left-over file beside tests/common/mod.rs (declared by `mod common;` in tests/it.rs) is in no crate; the module mod.rs declares is (outside round X66-07)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/lib.rs': 'pub mod util;\n',
+        'src/util.rs': 'pub fn new() {}\n',
+        'tests/it.rs': 'mod common;\n#[test]\nfn t() {\n    common::f();\n    common::used::h();\n}\n',
+        'tests/common/mod.rs': 'pub mod used;\npub fn f() {\n    cr::util::new();\n}\n',
+        'tests/common/used.rs': 'pub fn h() {\n    cr::util::new();\n}\n',
+        'tests/common/helpers.rs': 'pub fn g() {\n    cr::util::new();\n}\n',
+      },
+    });
+    // = cargo (`check --all-targets`, util.rs's `fn new` renamed): tests/common/mod.rs:3:15, tests/common/used.rs:2:15
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['tests/common/mod.rs:3:15', 'tests/common/used.rs:2:15']);
+  });
+
   it('Rust --defined-in: `pub mod inline { #[path = "other.rs"] pub mod inner; }` in src/a.rs is src/a/inline/other.rs — a src/other.rs beside it is in no crate, no caller (outside round X65-46, c01)', async () => {
     const repo = await createTestRepo({
       files: {

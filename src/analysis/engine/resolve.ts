@@ -275,9 +275,43 @@ export class ModuleResolver {
     if (known !== undefined) return known;
     this.rustInTrees.set(file, false);
     const parent = this.rustTargetRoot(file) ? undefined : this.rustLayoutParent(file);
-    const answer = this.rustTargetRoot(file) || (parent !== undefined ? this.rustInTree(parent) : this.rustPathLoaded(file));
+    // (tests/common/mod.rs: declared by `mod common;` in a crate root beside its directory, tests/it.rs — X66-07)
+    const answer = this.rustTargetRoot(file) || (parent !== undefined ? this.rustInTree(parent) : this.rustPathLoaded(file) || this.rustRootBesideDeclares(file) || this.rustInlineChild(file));
     this.rustInTrees.set(file, answer);
     return answer;
+  }
+
+  /** Rust: whether a module file is declared inside inline modules of a file above it ({@link rustInlineParent}). */
+  private rustInlineChild(file: string): boolean {
+    const { name, candidates } = rustParentCandidates(file);
+    const dir = posix.dirname(candidates.at(-1)!) === '.' ? '' : posix.dirname(candidates.at(-1)!);
+    // (a path string naming a directory on the way is no declaration here: only `#[path]`-loaded files are owners)
+    return this.rustInlineParent(dir, name, { targets: this.rustPathStringsOf(file).targets, names: new Set() }, this.rustPackageDir(file) ?? '');
+  }
+
+  /**
+   * Rust: whether a crate root (tests/it.rs, src/bin/x.rs, …) in the directory above a module file's declares it by a
+   * `mod name;` of its own — tests/common/mod.rs by `mod common;` in tests/it.rs (a crate root's children are beside it).
+   */
+  private rustRootBesideDeclares(file: string): boolean {
+    const { name, candidates } = rustParentCandidates(file);
+    const dir = posix.dirname(candidates.at(-1)!) === '.' ? '' : posix.dirname(candidates.at(-1)!);
+    return (this.rustFilesByDir().get(dir) ?? []).some((root) => root !== file && this.rustTargetRoot(root) && this.rustModDeclarations(root).includes(name) && this.rustChild(root, this.rustModuleDir(root), name)?.file === file);
+  }
+
+  /** Rust: the repository's .rs files by directory ('' for the top level), listed once. */
+  private rustFilesByDir(): Map<string, string[]> {
+    if (!this.rustRsByDir) {
+      this.rustRsByDir = new Map();
+      for (const candidate of this.input.files) {
+        if (!candidate.endsWith('.rs')) continue;
+        const at = posix.dirname(candidate) === '.' ? '' : posix.dirname(candidate);
+        const list = this.rustRsByDir.get(at);
+        if (list) list.push(candidate);
+        else this.rustRsByDir.set(at, [candidate]);
+      }
+    }
+    return this.rustRsByDir;
   }
 
   /**
@@ -323,30 +357,46 @@ export class ModuleResolver {
     const pkg = this.rustPackageDir(file) ?? '';
     const own = posix.basename(file) === 'mod.rs' ? [posix.basename(posix.dirname(file))] : [];
     if (strings.exact.has(file) || [posix.basename(file), ...own].some((name) => strings.names.has(name)) || [...strings.targets, ...strings.exact].some((target) => posix.dirname(target) === (dir === '' ? '.' : dir))) return false;
-    if (!this.rustRsByDir) {
-      this.rustRsByDir = new Map();
-      for (const candidate of this.input.files) {
-        if (!candidate.endsWith('.rs')) continue;
-        const at = posix.dirname(candidate) === '.' ? '' : posix.dirname(candidate);
-        const list = this.rustRsByDir.get(at);
-        if (list) list.push(candidate);
-        else this.rustRsByDir.set(at, [candidate]);
-      }
-    }
+    const byDir = this.rustFilesByDir();
     // (a crate root of `dir` declaring it: tests/it.rs's `mod common;` is tests/common/mod.rs — a crate root's children are beside it)
     const name = own[0] ?? posix.basename(file, '.rs');
-    if ((this.rustRsByDir.get(dir) ?? []).some((root) => this.rustTargetRoot(root) && this.rustModDeclarations(root).includes(name))) return false;
-    for (let at = dir; at !== pkg && at !== ''; ) {
+    if ((byDir.get(dir) ?? []).some((root) => this.rustTargetRoot(root) && this.rustModDeclarations(root).includes(name))) return false;
+    return !this.rustInlineParent(dir, name, strings, pkg);
+  }
+
+  /**
+   * Rust: whether a module file above `dir` (x.rs, x/mod.rs, a crate root, a `#[path]`-loaded file) writes the inline
+   * modules from its directory down to `dir` with a `mod name;` in them — `mod inl { pub mod deep; }` in src/lib.rs
+   * brings in src/inl/deep.rs, not a left-over src/inl/old.rs beside it (X66-01). `strings`: the package's path strings
+   * (their targets are owners too; a base name of `names` on the way is taken as declared).
+   */
+  private rustInlineParent(dir: string, name: string, strings: { targets: ReadonlySet<string>; names: ReadonlySet<string> }, pkg: string): boolean {
+    const byDir = this.rustFilesByDir();
+    for (let at = dir, chain: string[] = []; at !== pkg && at !== ''; ) {
       const segment = posix.basename(at);
-      if (strings.names.has(segment)) return false;
+      chain.unshift(segment);
+      if (strings.names.has(segment)) return true;
       const above = posix.dirname(at) === '.' ? '' : posix.dirname(at);
       const prefix = above === '' ? '' : `${above}/`;
       // (the module files whose children are in `above`: above.rs, above/mod.rs, its crate roots, `#[path]`-loaded files there)
-      const owners = [...(above === '' ? [] : [`${above}.rs`]), `${prefix}mod.rs`, ...(this.rustRsByDir.get(above) ?? []).filter((candidate) => this.rustTargetRoot(candidate) || strings.targets.has(candidate) || /^(?:lib|main)\.rs$/.test(posix.basename(candidate)))];
-      if (owners.some((owner) => this.has(owner) && this.rustInlineNamesOf(owner).has(segment))) return false;
+      const owners = [...(above === '' ? [] : [`${above}.rs`]), `${prefix}mod.rs`, ...(byDir.get(above) ?? []).filter((candidate) => this.rustTargetRoot(candidate) || strings.targets.has(candidate) || /^(?:lib|main)\.rs$/.test(posix.basename(candidate)))];
+      if (owners.some((owner) => this.has(owner) && this.rustInlineNamesOf(owner).has(segment) && this.rustInlineDeclares(owner, chain, name))) return true;
       at = above;
     }
-    return true;
+    return false;
+  }
+
+  /**
+   * Rust: whether a module file writes `mod name;` (no `#[path]`: those are `strings`') inside the inline modules `chain`
+   * (`mod inl { mod sub { mod name; } }` for inl, sub) — from its syntax tree; true when that is not at hand.
+   */
+  private readonly rustDeclsMemo = new Map<string, ReturnType<NonNullable<ResolverInput['rustModDecls']>>>();
+
+  private rustInlineDeclares(owner: string, chain: readonly string[], name: string): boolean {
+    if (!this.rustDeclsMemo.has(owner)) this.rustDeclsMemo.set(owner, this.input.rustModDecls?.(owner));
+    const declared = this.rustDeclsMemo.get(owner);
+    if (declared === undefined) return true;
+    return declared.some((decl) => decl.name === name && decl.path === undefined && decl.modulePath.length === chain.length && decl.modulePath.every((segment, index) => segment.replace(/^r#/, '') === chain[index]));
   }
 
   /** Rust: the names of the inline modules (`mod x { … }`) written anywhere in a file's text (read once per file). */
