@@ -1822,6 +1822,54 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/inl/deep.rs:2:32', 'src/inl/sub/leaf/mod.rs:2:32']);
   });
 
+  it('Rust --defined-in: a `#[path = "gen/a.rs"]` module\'s `mod b;` is src/gen/b.rs — a left-over src/gen/c.rs beside them is in no crate (outside round X66-80)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/lib.rs': 'pub mod util;\n#[path = "gen/a.rs"]\npub mod a;\n',
+        'src/gen/a.rs': 'pub mod b;\npub fn f() {\n    let _ = crate::util::Item::new(1);\n}\n',
+        'src/gen/b.rs': 'pub fn f() {\n    let _ = crate::util::Item::new(2);\n}\n',
+        'src/gen/c.rs': 'pub fn f() {\n    let _ = crate::util::Item::new(3);\n}\n',
+      },
+    });
+    // = cargo (`check --all-targets`, util.rs's `fn new` renamed): gen/a.rs:3:32, gen/b.rs:2:32
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/gen/a.rs:3:32', 'src/gen/b.rs:2:32']);
+  });
+
+  it('Rust --defined-in: `#[path = "gdir"] pub mod g { pub mod x; }` is src/gdir/x.rs — not src/g/x.rs, a left-over src/gdir/y.rs or a src/other/gdir/z.rs of the same directory name (outside round X66-55)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/lib.rs': 'pub mod util;\n#[path = "gdir"]\npub mod g {\n    pub mod x;\n}\n',
+        'src/gdir/x.rs': 'pub fn f() {\n    let _ = crate::util::Item::new(1);\n}\n',
+        'src/gdir/y.rs': 'pub fn f() {\n    let _ = crate::util::Item::new(2);\n}\n',
+        'src/other/gdir/z.rs': 'pub fn f() {\n    let _ = crate::util::Item::new(3);\n}\n',
+        'src/g/x.rs': 'pub fn f() {\n    let _ = crate::util::Item::new(4);\n}\n',
+      },
+    });
+    // = cargo (`check --all-targets`, util.rs's `fn new` renamed): gdir/x.rs:2:32 only
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/gdir/x.rs:2:32']);
+  });
+
+  it('Rust --defined-in: a `cfg_attr(feature = "alt", path = "alt.rs")` beside an inline module\'s `#[path = "helper.rs"] mod h;` no longer makes every helper.rs of the package a module — src/old/helper.rs and src/x/helper.rs are left-overs (outside round X66-02)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/lib.rs': 'pub mod util;\npub mod old;\n#[cfg_attr(feature = "alt", path = "alt.rs")]\npub mod b;\npub mod inl {\n    #[path = "helper.rs"]\n    pub mod h;\n}\n',
+        'src/b.rs': '',
+        'src/inl/helper.rs': 'pub fn f() {\n    let _ = crate::util::Item::new(1);\n}\n',
+        'src/old.rs': 'pub fn g() {}\n',
+        'src/old/helper.rs': 'pub fn f() {\n    let _ = crate::util::Item::new(2);\n}\n',
+        'src/x/helper.rs': 'pub fn f() {\n    let _ = crate::util::Item::new(3);\n}\n',
+      },
+    });
+    // = cargo (`check --all-targets`, util.rs's `fn new` renamed): inl/helper.rs:2:32 only
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/inl/helper.rs:2:32']);
+  });
+
   it('Rust --defined-in: a left-over file beside tests/common/mod.rs (declared by `mod common;` in tests/it.rs) is in no crate; the module mod.rs declares is (outside round X66-07)', async () => {
     const repo = await createTestRepo({
       files: {

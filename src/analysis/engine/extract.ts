@@ -1321,7 +1321,7 @@ export interface RustTestItems {
    * the path a test-only `#[cfg_attr(test, path = "x_test.rs")]` gives it under test (X64-10), and whether a
    * `#[cfg_attr(not(test), path = "x_real.rs")]` leaves it its other file under test only (`testDefault`: X65-10).
    */
-  modDecls: Array<{ name: string; line: number; modulePath: string[]; path?: string; testPath?: string; testDefault?: boolean }>;
+  modDecls: Array<{ name: string; line: number; modulePath: string[]; path?: string; testPath?: string; testDefault?: boolean; moduleDir?: string[] }>;
 }
 
 const rustNonItems = new Set(['attribute_item', 'line_comment', 'block_comment']);
@@ -1457,10 +1457,18 @@ function rustTestItemsOf(root: Node, source: string): RustTestItems {
     const name = item.childForFieldName('name')?.text;
     if (!name) continue;
     const modulePath: string[] = [];
+    // (`#[path = "gdir"] mod g { mod x; }`: the inline module's directory is the attribute's, src/gdir/x.rs — X66-55)
+    const moduleDir: string[] = [];
+    let pathed = false;
     for (let around = item.parent; around; around = around.parent) {
-      if (around.type === 'mod_item') modulePath.unshift(around.childForFieldName('name')?.text ?? '');
+      if (around.type !== 'mod_item') continue;
+      const own = around.childForFieldName('name')?.text ?? '';
+      const written = rustAttributesBefore(around).map((attribute) => /^#\[\s*path\s*=\s*"((?:[^"\\]|\\.)*)"\s*\]$/.exec(attribute.text)?.[1]).find((value) => value !== undefined);
+      modulePath.unshift(own);
+      moduleDir.unshift(written ?? own.replace(/^r#/, ''));
+      if (written !== undefined) pathed = true;
     }
-    const decl: RustTestItems['modDecls'][number] = { name: name.replace(/^r#/, ''), line: item.startPosition.row + 1, modulePath };
+    const decl: RustTestItems['modDecls'][number] = { name: name.replace(/^r#/, ''), line: item.startPosition.row + 1, modulePath, ...(pathed ? { moduleDir } : {}) };
     for (const attribute of rustAttributesBefore(item)) {
       const path = /^#\[\s*path\s*=\s*"((?:[^"\\]|\\.)*)"\s*\]$/.exec(attribute.text)?.[1];
       if (path !== undefined) decl.path = path;

@@ -42,7 +42,7 @@ export interface ResolverInput {
    * Rust: a file's `mod x;` declarations from its syntax tree — each with the inline modules it is in and its `#[path]`
    * (`cfg_attr(test, path = …)`'s too) —; undefined when not known (the grammar not loaded).
    */
-  rustModDecls?: (file: string) => ReadonlyArray<{ name: string; modulePath: readonly string[]; path?: string; testPath?: string }> | undefined;
+  rustModDecls?: (file: string) => ReadonlyArray<{ name: string; modulePath: readonly string[]; path?: string; testPath?: string; moduleDir?: readonly string[] }> | undefined;
 }
 
 const jsExtensions = ['.ts', '.tsx', '.mts', '.cts', '.d.ts', '.js', '.jsx', '.mjs', '.cjs'];
@@ -252,10 +252,18 @@ export class ModuleResolver {
       const written = (declared ?? []).flatMap((decl) => [decl.path, decl.testPath].filter((value): value is string => value !== undefined).map((value) => ({ decl, value })));
       const rest = [...paths];
       for (const { value } of written) if (rest.includes(value)) rest.splice(rest.indexOf(value), 1);
+      // (an inline module's own `#[path = "gdir"]` names its directory: every `mod x;` in it is a file there — X66-55)
+      const underPathed = (declared ?? []).filter((decl) => decl.moduleDir !== undefined);
+      for (const decl of underPathed) for (const value of decl.moduleDir!) if (rest.includes(value)) rest.splice(rest.indexOf(value), 1);
       if (!inline) for (const value of paths) found.exact.add(naive(value));
-      // (a file loaded by a `#[path]` is read like a mod.rs: its inline modules' directory may be either)
-      else if (declared !== undefined && rest.length === 0) for (const { decl, value } of written) for (const root of decl.modulePath.length === 0 ? [true] : [true, false]) found.exact.add(rustModuleCandidates(candidate, decl.name, decl.modulePath, value, root)[0]!);
-      else for (const value of paths) found.names.add(posix.basename(value));
+      else if (declared !== undefined) {
+        // (a file loaded by a `#[path]` is read like a mod.rs: its inline modules' directory may be either)
+        for (const { decl, value } of written) for (const root of decl.modulePath.length === 0 ? [true] : [true, false]) found.exact.add(rustModuleCandidates(candidate, decl.name, decl.moduleDir ?? decl.modulePath, value, root)[0]!);
+        for (const decl of underPathed) if (decl.path === undefined) for (const root of [true, false]) for (const file of rustModuleCandidates(candidate, decl.name, decl.moduleDir!, undefined, root)) found.exact.add(posix.normalize(file));
+        // (a string no declaration has — `cfg_attr(feature = "alt", path = "alt.rs")`, a comment —: only its base name is a
+        // clue; the declarations' own strings stay exact, not every file of their base name: X66-02)
+        for (const value of rest) found.names.add(posix.basename(value));
+      } else for (const value of paths) found.names.add(posix.basename(value));
     }
     return found;
   }
@@ -356,10 +364,13 @@ export class ModuleResolver {
     const strings = this.rustPathStringsOf(file);
     const pkg = this.rustPackageDir(file) ?? '';
     const own = posix.basename(file) === 'mod.rs' ? [posix.basename(posix.dirname(file))] : [];
-    if (strings.exact.has(file) || [posix.basename(file), ...own].some((name) => strings.names.has(name)) || [...strings.targets, ...strings.exact].some((target) => posix.dirname(target) === (dir === '' ? '.' : dir))) return false;
+    const name = own[0] ?? posix.basename(file, '.rs');
+    // (a `#[path]`-loaded file is read like a mod.rs — its `mod name;` is beside it —, an `include!`d file's likewise: only
+    // such a declaration brings in a file of its directory, not the directory itself — src/gen/c.rs beside
+    // `#[path = "gen/a.rs"]`'s file: X66-80)
+    if (strings.exact.has(file) || [posix.basename(file), ...own].some((base) => strings.names.has(base)) || [...strings.targets, ...strings.exact].some((target) => posix.dirname(target) === (dir === '' ? '.' : dir) && this.has(target) && this.rustModDeclarations(target).includes(name))) return false;
     const byDir = this.rustFilesByDir();
     // (a crate root of `dir` declaring it: tests/it.rs's `mod common;` is tests/common/mod.rs — a crate root's children are beside it)
-    const name = own[0] ?? posix.basename(file, '.rs');
     if ((byDir.get(dir) ?? []).some((root) => this.rustTargetRoot(root) && this.rustModDeclarations(root).includes(name))) return false;
     return !this.rustInlineParent(dir, name, strings, pkg);
   }
@@ -396,7 +407,7 @@ export class ModuleResolver {
     if (!this.rustDeclsMemo.has(owner)) this.rustDeclsMemo.set(owner, this.input.rustModDecls?.(owner));
     const declared = this.rustDeclsMemo.get(owner);
     if (declared === undefined) return true;
-    return declared.some((decl) => decl.name === name && decl.path === undefined && decl.modulePath.length === chain.length && decl.modulePath.every((segment, index) => segment.replace(/^r#/, '') === chain[index]));
+    return declared.some((decl) => decl.name === name && decl.path === undefined && decl.moduleDir === undefined && decl.modulePath.length === chain.length && decl.modulePath.every((segment, index) => segment.replace(/^r#/, '') === chain[index]));
   }
 
   /** Rust: the names of the inline modules (`mod x { … }`) written anywhere in a file's text (read once per file). */
