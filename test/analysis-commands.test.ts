@@ -1922,6 +1922,20 @@ describe('detect-cascades', () => {
     expect(await testCascadeLines(repo.dir, repo.path('docs/IMPL/IMPL-tc.yaml'))).toEqual(['parse src/app.rs:9']);
   });
 
+  it('check-test-cascade: a `#[cfg(test)]` item in a macro invocation or a macro_rules! body is that item only — the `pub fn` after it is library code (outside round X66-05/06)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': tcCargo,
+        'src/lib.rs': 'pub mod util;\npub mod app;\n',
+        'src/util.rs': 'pub fn parse(x: u32) -> u32 {\n    x\n}\n',
+        'src/app.rs': 'macro_rules! items {\n    ($($i:item)*) => {\n        $($i)*\n    };\n}\n\nitems! {\n    #[cfg(test)]\n    fn helper() -> u32 {\n        crate::util::parse(1)\n    }\n    pub fn g() -> u32 {\n        crate::util::parse(2)\n    }\n}\n\nmacro_rules! gen {\n    () => {\n        #[cfg(test)]\n        fn t2() -> u32 {\n            crate::util::parse(3)\n        }\n        pub fn h() -> u32 {\n            crate::util::parse(4)\n        }\n    };\n}\ngen!();\n',
+        'docs/IMPL/IMPL-tc.yaml': tcImpl,
+      },
+    });
+    // = cargo (rename util.rs's `fn parse`: errors of `cargo check --tests` minus those of `--lib`): app.rs:10 and app.rs:21
+    expect(await testCascadeLines(repo.dir, repo.path('docs/IMPL/IMPL-tc.yaml'))).toEqual(['parse src/app.rs:10', 'parse src/app.rs:21']);
+  });
+
   it('check-test-cascade: a module file declared twice — `#[cfg(test)] #[path = "shared.rs"] mod shared_t;` and `#[path = "shared.rs"] pub mod shared;` — is library code too, not test code (outside round X65-20)', async () => {
     const repo = await createTestRepo({
       files: {

@@ -1407,7 +1407,12 @@ function rustMacroCfg(name: Node): { predicate: CfgPredicate; first: Node; last:
   const predicate = cfgPredicate(attribute.namedChildren.find((child) => child?.type === 'token_tree')?.text ?? '');
   if (!predicate) return undefined;
   let last: Node = attribute;
-  for (let next = attribute.nextSibling; next && next.type !== ',' && next.type !== ';' && next.id !== holder.lastChild?.id; next = next.nextSibling) last = next;
+  // (an item ends with its `{ … }` — `items! { #[cfg(test)] fn helper() { … } pub fn g() { … } }`: g is no test code,
+  // nor the rest of a macro_rules! body — X66-05/06; `#[cfg(test)] use a::{b, c};` ends at its `;` on that line anyway)
+  for (let next = attribute.nextSibling; next && next.type !== ',' && next.type !== ';' && next.id !== holder.lastChild?.id; next = next.nextSibling) {
+    last = next;
+    if (next.type === 'token_tree' && next.firstChild?.type === '{') break;
+  }
   return { predicate, first: hash, last };
 }
 
@@ -2225,7 +2230,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 44;
+const factsFormat = 45;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {
