@@ -1870,6 +1870,24 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/inl/helper.rs:2:32']);
   });
 
+  it('Rust --defined-in: an absolute `#[path = "<repo>/src/real/x.rs"]` is that file — not src/x.rs; one outside the repository is no repository file, not src/y.rs (outside round X66-03)', async () => {
+    const call = (n: number) => `pub fn f() {\n    let _ = crate::util::Item::new(${n});\n}\n`;
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/real/x.rs': call(1),
+        'src/x.rs': call(2),
+        'src/y.rs': call(3),
+        'src/real/z.rs': call(4),
+      },
+    });
+    repo.write('src/lib.rs', `pub mod util;\n#[path = "${repo.path('src/real/x.rs')}"]\npub mod x;\n#[path = "${repo.sibling('elsewhere/y.rs')}"]\npub mod y;\n`);
+    await repo.commitAll('lib');
+    // = cargo (`check --all-targets`, util.rs's `fn new` renamed, a fn-less elsewhere/y.rs beside the repository): real/x.rs:2:32
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/real/x.rs:2:32']);
+  });
+
   it('Rust --defined-in: a left-over file beside tests/common/mod.rs (declared by `mod common;` in tests/it.rs) is in no crate; the module mod.rs declares is (outside round X66-07)', async () => {
     const repo = await createTestRepo({
       files: {

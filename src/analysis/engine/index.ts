@@ -295,7 +295,7 @@ async function resolverFor(context: RepoContext, allPaths?: readonly string[]): 
     const text = readText(file);
     return text === undefined ? undefined : rustModDeclsNow(text);
   };
-  return new ModuleResolver({ files, goModules, rustCrates, tsPaths, readText, rustModDecls });
+  return new ModuleResolver({ files, goModules, rustCrates, tsPaths, readText, rustModDecls, root: context.root.split(path.sep).join('/') });
 }
 
 /** The text of a reference's line before it (a byte order mark on line 1 is not counted: columns never count it). */

@@ -42,6 +42,8 @@ export interface ResolverInput {
    * Rust: a file's `mod x;` declarations from its syntax tree — each with the inline modules it is in and its `#[path]`
    * (`cfg_attr(test, path = …)`'s too) —; undefined when not known (the grammar not loaded).
    */
+  /** The repository's directory (absolute): an absolute `#[path = "/…"]` inside it is that file (X66-03). */
+  root?: string;
   rustModDecls?: (file: string) => ReadonlyArray<{ name: string; modulePath: readonly string[]; path?: string; testPath?: string; moduleDir?: readonly string[] }> | undefined;
 }
 
@@ -237,7 +239,7 @@ export class ModuleResolver {
       const text = this.input.readText?.(candidate) ?? '';
       if (!text.includes('path') && !text.includes('include')) continue;
       const matches = [...text.matchAll(/\b(path\s*=|include(?:_str|_bytes)?!\s*\()\s*"([^"\\]+)"/g)].map((match) => ({ include: match[1]!.startsWith('include'), value: match[2]! }));
-      const naive = (value: string) => posix.normalize(posix.join(posix.dirname(candidate), value));
+      const naive = (value: string) => this.rustRepoPath(posix.isAbsolute(value) ? value : posix.normalize(posix.join(posix.dirname(candidate), value)));
       // (an `include!("…")` is relative to its file, inline modules or not)
       for (const { value } of matches.filter((match) => match.include)) found.exact.add(naive(value));
       const paths = matches.filter((match) => !match.include).map((match) => match.value);
@@ -258,14 +260,26 @@ export class ModuleResolver {
       if (!inline) for (const value of paths) found.exact.add(naive(value));
       else if (declared !== undefined) {
         // (a file loaded by a `#[path]` is read like a mod.rs: its inline modules' directory may be either)
-        for (const { decl, value } of written) for (const root of decl.modulePath.length === 0 ? [true] : [true, false]) found.exact.add(rustModuleCandidates(candidate, decl.name, decl.moduleDir ?? decl.modulePath, value, root)[0]!);
-        for (const decl of underPathed) if (decl.path === undefined) for (const root of [true, false]) for (const file of rustModuleCandidates(candidate, decl.name, decl.moduleDir!, undefined, root)) found.exact.add(posix.normalize(file));
+        for (const { decl, value } of written) for (const root of decl.modulePath.length === 0 ? [true] : [true, false]) found.exact.add(this.rustRepoPath(rustModuleCandidates(candidate, decl.name, decl.moduleDir ?? decl.modulePath, value, root)[0]!));
+        for (const decl of underPathed) if (decl.path === undefined) for (const root of [true, false]) for (const file of rustModuleCandidates(candidate, decl.name, decl.moduleDir!, undefined, root)) found.exact.add(this.rustRepoPath(posix.normalize(file)));
         // (a string no declaration has — `cfg_attr(feature = "alt", path = "alt.rs")`, a comment —: only its base name is a
         // clue; the declarations' own strings stay exact, not every file of their base name: X66-02)
         for (const value of rest) found.names.add(posix.basename(value));
       } else for (const value of paths) found.names.add(posix.basename(value));
     }
     return found;
+  }
+
+  /**
+   * Rust: a `#[path]`'s file as a repository path — an absolute one inside the repository made relative (cargo reads
+   * `#[path = "/…/repo/src/real/x.rs"]` as that file: X66-03), one outside left absolute (no repository file).
+   */
+  private rustRepoPath(file: string): string {
+    if (!posix.isAbsolute(file)) return file;
+    const root = this.input.root;
+    if (root === undefined) return file;
+    const relative = posix.relative(root, posix.normalize(file));
+    return relative === '' || relative.startsWith('..') || posix.isAbsolute(relative) ? file : relative;
   }
 
   /** Rust: the module file beside or above `file` (x.rs, x/mod.rs, a crate root) that declares it by a `mod name;`, if any. */
@@ -737,8 +751,10 @@ export class ModuleResolver {
       if (inline.has(name)) return undefined;
       const written = this.rustPathAttribute(parent, name);
       if (written !== undefined) {
-        const target = posix.normalize(posix.join(posix.dirname(parent), written));
+        const target = this.rustRepoPath(posix.isAbsolute(written) ? written : posix.normalize(posix.join(posix.dirname(parent), written)));
         if (this.has(target)) return { file: target, dir: posix.dirname(target) === '.' ? '' : posix.dirname(target) };
+        // (an absolute path outside the repository: that file, not the default one — X66-03)
+        if (posix.isAbsolute(written)) return undefined;
       }
     }
     const file = this.rustModuleFile(dir, name);
@@ -758,8 +774,8 @@ export class ModuleResolver {
       // follow too — rustModuleCandidates; a `#[path]` naming no file: the default place, as before)
       const inline = raw.modulePath ?? [];
       const attribute = inline.length === 0 ? this.rustPathAttribute(from, raw.module) : undefined;
-      const found = rustModuleCandidates(from, raw.module, inline, attribute, this.rustTargetRoot(from) || this.rustPathLoaded(from)).find((candidate) => this.has(candidate));
-      if (found !== undefined || attribute === undefined) return found === undefined ? [] : [found];
+      const found = rustModuleCandidates(from, raw.module, inline, attribute, this.rustTargetRoot(from) || this.rustPathLoaded(from)).map((candidate) => this.rustRepoPath(candidate)).find((candidate) => this.has(candidate));
+      if (found !== undefined || attribute === undefined || posix.isAbsolute(attribute)) return found === undefined ? [] : [found];
       const fallback = rustModuleCandidates(from, raw.module, inline, undefined, this.rustTargetRoot(from) || this.rustPathLoaded(from)).find((candidate) => this.has(candidate));
       return fallback === undefined ? [] : [fallback];
     }
@@ -923,6 +939,8 @@ function rustChildDir(file: string, crateRoot: boolean): string {
  * and E46's test module files (references.ts).
  */
 export function rustModuleCandidates(file: string, name: string, modulePath: readonly string[], attributePath: string | undefined, crateRoot: boolean): string[] {
+  // (an absolute `#[path]` is that file: X66-03)
+  if (attributePath !== undefined && posix.isAbsolute(attributePath)) return [posix.normalize(attributePath)];
   const moduleDir = [rustChildDir(file, crateRoot), ...modulePath].filter((part) => part !== '').join('/');
   if (attributePath !== undefined) return [posix.normalize(posix.join(modulePath.length === 0 ? posix.dirname(file) : moduleDir === '' ? '.' : moduleDir, attributePath))];
   const prefix = moduleDir === '' ? '' : `${moduleDir}/`;
