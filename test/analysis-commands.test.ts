@@ -1888,6 +1888,21 @@ describe('detect-cascades', () => {
     expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/real/x.rs:2:32']);
   });
 
+  it('Rust --defined-in: an `include_str!("gen/data.rs")` compiles nothing and an `include!` in a comment names nothing — src/gen/data.rs and src/gen/x.rs are left-overs, `include!("gen/inc.rs")` is compiled (outside round X66-28)', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'Cargo.toml': '[package]\nname = "cr"\nversion = "0.1.0"\nedition = "2021"\n',
+        'src/util.rs': 'pub struct Item(pub u32);\nimpl Item {\n    pub fn new(v: u32) -> Item {\n        Item(v)\n    }\n}\n',
+        'src/lib.rs': 'pub mod util;\npub const S: &str = include_str!("gen/data.rs");\n// include!("gen/x.rs");\ninclude!("gen/inc.rs");\n',
+        'src/gen/data.rs': 'pub fn f() {\n    let _ = crate::util::Item::new(1);\n}\n',
+        'src/gen/x.rs': 'pub fn f() {\n    let _ = crate::util::Item::new(2);\n}\n',
+        'src/gen/inc.rs': 'pub fn inc() {\n    let _ = crate::util::Item::new(3);\n}\n',
+      },
+    });
+    // = cargo (`check --all-targets`, util.rs's `fn new` renamed): gen/inc.rs:2:32 only
+    expect(await definedInCallers(repo.dir, 'new', 'src/util.rs', true)).toEqual(['src/gen/inc.rs:2:32']);
+  });
+
   it('Rust --defined-in: a left-over file beside tests/common/mod.rs (declared by `mod common;` in tests/it.rs) is in no crate; the module mod.rs declares is (outside round X66-07)', async () => {
     const repo = await createTestRepo({
       files: {

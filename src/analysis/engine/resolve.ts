@@ -238,7 +238,10 @@ export class ModuleResolver {
       if (!(candidate.endsWith('.rs') || posix.basename(candidate) === 'Cargo.toml') || !candidate.startsWith(prefix)) continue;
       const text = this.input.readText?.(candidate) ?? '';
       if (!text.includes('path') && !text.includes('include')) continue;
-      const matches = [...text.matchAll(/\b(path\s*=|include(?:_str|_bytes)?!\s*\()\s*"([^"\\]+)"/g)].map((match) => ({ include: match[1]!.startsWith('include'), value: match[2]! }));
+      // (`include_str!`/`include_bytes!` embed a file's text, compiling nothing; a string in a comment names nothing — X66-28)
+      const matches = [...text.matchAll(/\b(path\s*=|include(?:_str|_bytes)?!\s*\()\s*"([^"\\]+)"/g)]
+        .filter((match) => !match[1]!.startsWith('include_') && !inComment(text, match.index))
+        .map((match) => ({ include: match[1]!.startsWith('include'), value: match[2]! }));
       const naive = (value: string) => this.rustRepoPath(posix.isAbsolute(value) ? value : posix.normalize(posix.join(posix.dirname(candidate), value)));
       // (an `include!("…")` is relative to its file, inline modules or not)
       for (const { value } of matches.filter((match) => match.include)) found.exact.add(naive(value));
@@ -912,6 +915,14 @@ export class ModuleResolver {
     const prefix = dir === '' ? '' : `${dir}/`;
     return ['lib.rs', 'main.rs', 'mod.rs'].map((name) => `${prefix}${name}`).find((candidate) => this.has(candidate));
   }
+}
+
+/** Rust: whether `index` of `text` is in a line comment or an unclosed block comment (a rough reading: strings aside). */
+function inComment(text: string, index: number): boolean {
+  const lineStart = text.lastIndexOf('\n', index - 1) + 1;
+  if (text.slice(lineStart, index).includes('//')) return true;
+  const open = text.lastIndexOf('/*', index);
+  return open >= 0 && text.lastIndexOf('*/', index) < open;
 }
 
 /**
