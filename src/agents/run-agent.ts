@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { JournalPaths } from '../engine/journal.js';
 import { appendDenials, outOfScopeLine, ownershipDenials, type DenialRecord } from '../engine/jail-denials.js';
 import { stateDirName } from '../engine/state-paths.js';
-import { atomicWriteSequence, lastAtomicWrite, writeFileAtomic } from '../store/atomic-file.js';
+import { atomicWriteSequence, checkGuardedFile, guardFile, lastAtomicWrite, type FileGuard } from '../store/atomic-file.js';
 import { withFileLock } from '../store/locked-write.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { createGit } from '../git/git-cli.js';
@@ -341,6 +341,9 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
 
   const recorder = options.journal ? createJournalRecorder(options.journal) : undefined;
   const tampered: Array<{ path: string; reason: string }> = [];
+  // X44-01: from here on each orchestrator file is guarded: a save of it while the agent runs (its report) first checks
+  // it still holds polywave's last write, puts that back otherwise, and the guard remembers the change for the audit.
+  const guarded = guardOrchestratorFiles(orchestratorFiles);
   let outcome: AgentOutcome;
   try {
     const backend = options.backend ?? (await loadBackend(spec.backend, cliTemplates ? { templates: cliTemplates } : {}));
@@ -402,7 +405,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
     }
     // X43-19: its processes are gone: the manifest (and the other files the orchestrator writes) must be what the
     // orchestrator last wrote; any other text is the agent's and is put back (the agent fails its audit below).
-    for (const entry of await restoreOrchestratorFiles(orchestratorFiles)) {
+    for (const entry of await restoreOrchestratorFiles(guarded)) {
       const relative = repoRelative(entry.path, jail.root);
       const reason = `"${relative}" is written by polywave only, and changed while the agent ran: ${entry.error ? `could not be put back: ${entry.error}` : "put back as polywave last wrote it"}`;
       denied.push({ ts: new Date().toISOString(), attempt: options.attempt ?? 1, tool: 'sandbox', code: orchestratorFileRestoredCode, reason, target: entry.path, ...stayedIf(entry.error !== undefined) });
@@ -593,29 +596,41 @@ function orchestratorFilesAtStart(root: string, options: RunAgentOptions): Orche
 }
 
 /**
- * Puts back each of `files` whose text is not polywave's: the last text this process wrote to it since the agent
- * started (store/atomic-file.ts), else its text at the start. Returns those that differed.
+ * A guard ({@link guardFile}) on each of `files` with the text it must hold now: the last text this process wrote to it
+ * since the baseline was taken (store/atomic-file.ts), else its text then.
  */
-async function restoreOrchestratorFiles(files: readonly OrchestratorFileBaseline[]): Promise<Array<{ path: string; error?: string }>> {
-  const changed: Array<{ path: string; error?: string }> = [];
-  for (const file of files) {
+function guardOrchestratorFiles(files: readonly OrchestratorFileBaseline[]): FileGuard[] {
+  return files.flatMap((file) => {
     const written = lastAtomicWrite(file.path);
     const expected = written && written.sequence > file.sequence ? written.text : file.text;
-    if (expected === undefined) continue;
-    const current = await readFile(file.path, 'utf8').catch(() => undefined);
-    const isFile = (() => {
-      try {
-        return lstatSync(file.path).isFile();
-      } catch {
-        return false;
-      }
-    })();
-    if (isFile && current === expected) continue;
+    return expected === undefined ? [] : [guardFile(file.path, expected)];
+  });
+}
+
+/**
+ * Puts back each guarded file whose text is not polywave's (the last text this process wrote to it while the agent ran,
+ * else its text at the start), and releases the guards. Returns those that differed now or at any save meanwhile
+ * (X44-01: a change between two saves was put back at the second).
+ */
+async function restoreOrchestratorFiles(guards: readonly FileGuard[]): Promise<Array<{ path: string; error?: string }>> {
+  const changed: Array<{ path: string; error?: string }> = [];
+  for (const guard of guards) {
     try {
-      await withFileLock(file.path, () => writeFileAtomic(file.path, expected));
-      changed.push({ path: file.path });
+      const current = await readFile(guard.path, 'utf8').catch(() => undefined);
+      const isFile = (() => {
+        try {
+          return lstatSync(guard.path).isFile();
+        } catch {
+          return false;
+        }
+      })();
+      // (under the lock: the check puts polywave's text back and marks the guard)
+      if (!isFile || current !== guard.expected()) await withFileLock(guard.path, () => checkGuardedFile(guard.path));
+      if (guard.tampered()) changed.push({ path: guard.path });
     } catch (error) {
-      changed.push({ path: file.path, error: error instanceof Error ? error.message : String(error) });
+      changed.push({ path: guard.path, error: error instanceof Error ? error.message : String(error) });
+    } finally {
+      guard.release();
     }
   }
   return changed;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, open, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { chmod, lstat, open, readFile, readdir, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { codes } from '../errors/codes.js';
 import { PolywaveError } from '../errors/polywave-error.js';
@@ -141,8 +141,91 @@ export function lastAtomicWrite(filePath: string): { text: string; sequence: num
   return lastWrites.get(path.resolve(filePath));
 }
 
+/**
+ * Outside attack X44-01/12: an orchestrator-written file (the IMPL doc, the PROGRAM manifest, a tier sibling's doc) an
+ * agent in the main checkout could change while it runs (it owns a file beside it, or the doc is at the top of the
+ * repository) is read-modify-written by the orchestrator meanwhile (the agent's report, a status change): a change of
+ * the agent's between two saves was read, kept and saved as the orchestrator's own text, so the stop audit (which
+ * compares with the last write) saw nothing. While a guard is held, every read-modify-write of the file under its lock
+ * ({@link checkGuardedFile}, locked-write.ts readCurrent) and every atomic write of it first checks the file is what
+ * this process last wrote (or its text when the guard was taken): any other text is put back first and the guard
+ * remembers it ({@link FileGuard.tampered}); a write whose text was not read through that check is refused then.
+ */
+export interface FileGuard {
+  readonly path: string;
+  /** The text the file must hold: this process's last write of it, else its text when the guard was taken. */
+  readonly expected: () => string;
+  /** Whether any other text was found (and put back) while the guard was held. */
+  readonly tampered: () => boolean;
+  /** Ends the guard (idempotent). */
+  readonly release: () => void;
+}
+
+interface GuardState {
+  text: string;
+  tampered: boolean;
+}
+
+const guards = new Map<string, Set<GuardState>>();
+
+/** Guards `filePath` (its text now, or what the caller knows it to be: `text`) until released; see {@link FileGuard}. */
+export function guardFile(filePath: string, text: string): FileGuard {
+  const key = path.resolve(filePath);
+  const state: GuardState = { text, tampered: false };
+  let set = guards.get(key);
+  if (!set) guards.set(key, (set = new Set()));
+  set.add(state);
+  return {
+    path: key,
+    expected: () => state.text,
+    tampered: () => state.tampered,
+    release: () => {
+      const current = guards.get(key);
+      current?.delete(state);
+      if (current?.size === 0) guards.delete(key);
+    },
+  };
+}
+
+/** The text a guarded file must hold (the newest of its guards' expectations), or undefined when it is not guarded. */
+function guardedText(key: string): string | undefined {
+  const set = guards.get(key);
+  if (!set || set.size === 0) return undefined;
+  let text: string | undefined;
+  for (const state of set) text = state.text;
+  return text;
+}
+
+/**
+ * For a guarded file ({@link guardFile}): when it is not a regular file holding the text this process last wrote, puts
+ * that text back (atomically) and marks its guards tampered. Returns true when it put the text back. Call under the
+ * file's lock before reading it for a read-modify-write.
+ */
+export async function checkGuardedFile(filePath: string): Promise<boolean> {
+  const key = path.resolve(filePath);
+  const expected = guardedText(key);
+  if (expected === undefined) return false;
+  const isFile = await lstat(key).then(
+    (info) => info.isFile(),
+    () => false,
+  );
+  const current = isFile ? await readFile(key, 'utf8').catch(() => undefined) : undefined;
+  if (current === expected) return false;
+  for (const state of guards.get(key) ?? []) state.tampered = true;
+  await writeViaTemp(key, expected, await fileMode(key).then((mode) => (isFile ? mode : undefined)), {}, { unchecked: true });
+  return true;
+}
+
+/** The code of a guarded file's write refused because the file held another text than polywave's last write (X44-01). */
+export const guardedFileChangedCode = 'SANDBOX_ORCHESTRATOR_FILE_RESTORED';
+
 /** The atomic write itself (see {@link writeFileAtomic}); `mode` undefined = default mode. */
-export async function writeViaTemp(filePath: string, text: string, mode: number | undefined, hooks: AtomicWriteHooks = {}): Promise<void> {
+export async function writeViaTemp(filePath: string, text: string, mode: number | undefined, hooks: AtomicWriteHooks = {}, internal: { unchecked?: boolean } = {}): Promise<void> {
+  if (!internal.unchecked && (await checkGuardedFile(filePath))) {
+    // The text to write was not read through the check (else the file would hold polywave's text now): it may carry
+    // the change just put back. Refused; the guard's holder reports the change (run-agent.ts).
+    throw new PolywaveError({ code: guardedFileChangedCode, message: `cannot write ${filePath}: it changed since polywave last wrote it (put back; the change is not kept)`, exitCode: 2 });
+  }
   const temporary = tempPathFor(filePath);
   try {
     const handle = await open(temporary, 'wx', mode ?? 0o666);
@@ -157,6 +240,7 @@ export async function writeViaTemp(filePath: string, text: string, mode: number 
     await hooks.beforeRename?.();
     await rename(temporary, filePath);
     lastWrites.set(path.resolve(filePath), { text, sequence: ++writeSequence });
+    for (const state of guards.get(path.resolve(filePath)) ?? []) state.text = text;
   } catch (error) {
     await unlink(temporary).catch(() => undefined);
     const reason = (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error));

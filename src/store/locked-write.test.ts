@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { makeTempDir } from '../../test/support/temp.js';
-import { isManifestScratchPath } from './atomic-file.js';
+import { guardFile, isManifestScratchPath } from './atomic-file.js';
 import { resolveLockLocation } from './lock-location.js';
 import { updateFileLocked, withFileLock, writeFileAtomic } from './locked-write.js';
 
@@ -55,6 +55,27 @@ describe('updateFileLocked', () => {
     return file;
   };
   const leftovers = (): string[] => readdirSync(directory).filter((name) => name.endsWith('.tmp') || name.includes('.lock'));
+
+  it('X44-01: a guarded file changed by someone else is put back before a read-modify-write, and an unread write is refused', async () => {
+    const file = freshFile('test_command: "false"\n');
+    const guard = guardFile(file, 'test_command: "false"\n');
+    try {
+      writeFileSync(file, 'test_command: "true"\n');
+      const result = await updateFileLocked(file, (current) => `${current}report: one\n`);
+      expect(result.text).toBe('test_command: "false"\nreport: one\n');
+      expect(guard.tampered()).toBe(true);
+      expect(guard.expected()).toBe(result.text);
+      writeFileSync(file, 'test_command: "true"\nreport: one\n');
+      await expect(writeFileAtomic(file, 'test_command: "true"\nreport: two\n')).rejects.toMatchObject({ code: 'SANDBOX_ORCHESTRATOR_FILE_RESTORED' });
+      expect(readFileSync(file, 'utf8')).toBe('test_command: "false"\nreport: one\n');
+    } finally {
+      guard.release();
+    }
+    // released: writes are plain again
+    writeFileSync(file, 'x: 1\n');
+    await writeFileAtomic(file, 'y: 2\n');
+    expect(readFileSync(file, 'utf8')).toBe('y: 2\n');
+  });
 
   it('writes the updated text atomically, releases the lock and leaves nothing beside the file', async () => {
     const file = freshFile();

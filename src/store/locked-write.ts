@@ -2,7 +2,7 @@ import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { codes } from '../errors/codes.js';
 import { PolywaveError } from '../errors/polywave-error.js';
-import { fileMode, removeOrphans, writeViaTemp, type AtomicWriteHooks } from './atomic-file.js';
+import { checkGuardedFile, fileMode, removeOrphans, writeViaTemp, type AtomicWriteHooks } from './atomic-file.js';
 import { recoverInterruptedCommit } from './group-commit.js';
 import { acquireKernelLock } from './kernel-lock.js';
 import { resolveLockLocation, type LockLocation } from './lock-location.js';
@@ -115,8 +115,10 @@ async function startsWithBom(filePath: string): Promise<boolean> {
   }
 }
 
-/** The current text and mode of a file (under its lock); a missing file is '' when `allowMissing`. */
+/** The current text and mode of a file (under its lock; a guarded file is first put back: atomic-file.ts guardFile); a missing file is '' when `allowMissing`. */
 export async function readCurrent(filePath: string, options: { allowMissing?: boolean; maxBytes?: number } = {}): Promise<{ text: string; mode: number | undefined }> {
+  // X44-01: a file an agent must not change while it runs holds polywave's last write again before it is read for an edit.
+  await checkGuardedFile(filePath);
   try {
     const text = await readTextFile(filePath, options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes });
     return { text, mode: await fileMode(filePath) };
