@@ -1509,13 +1509,22 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
 
 /**
  * The git configuration files of the git directory that exist now (X43-18: see {@link SandboxPlan.watchedFiles}), its
- * `config` even when absent, and its `modules` directory when absent (a submodule's config made during a run).
+ * `config` and `config.worktree` and each linked worktree's `config.worktree` even when absent (X44-09: the main
+ * worktree's `config.worktree`, made during a run by `git config --worktree`, was read with its token in clear), and
+ * its `modules` directory when absent (a submodule's config made during a run).
  */
 function gitConfigIdentityPaths(gitCommonDir: string, userHome: string): string[] {
   const root = path.resolve(gitCommonDir);
   const existing = gitConfigFiles(root, userHome).filter((entry) => isInside(entry, root) && existsSync(entry));
   const modules = path.join(root, 'modules');
-  return unique([path.join(root, 'config'), ...existing, ...(existsSync(modules) ? [] : [modules])]);
+  const worktreeConfigs = (() => {
+    try {
+      return readdirSync(path.join(root, 'worktrees')).map((name) => path.join(root, 'worktrees', name, 'config.worktree'));
+    } catch {
+      return [];
+    }
+  })();
+  return unique([path.join(root, 'config'), path.join(root, 'config.worktree'), ...worktreeConfigs, ...existing, ...(existsSync(modules) ? [] : [modules])]);
 }
 
 /** `masked` without the files {@link hiddenAroundRoot} hides (a mask or a copy bound over one would show it: another worktree's `config.worktree`). */
