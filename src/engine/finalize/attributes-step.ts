@@ -25,6 +25,33 @@ async function attributesAt(git: Git, scratch: string, commit: string, paths: re
   // `check-attr --cached` reads the `.gitattributes` files of the index only (git 2.39 has no `--source`): a private
   // index holding the commit's tree, never the checkout's or the worktree's files.
   await git.run(['read-tree', commit], { env });
+  return attributesOfIndex(git, env, paths);
+}
+
+/**
+ * Outside attack X44-11: attributes are not compositional — a macro defined in one agent's `.gitattributes`
+ * (`[attr]m text eol=crlf`, used by no path) and used in another's (`c.ts m`, an unknown attribute without the
+ * definition) changed a third agent's file, which neither tip alone did. The attributes of the base's tree with every
+ * agent's `.gitattributes` files as on its tip (what the merge lands).
+ */
+async function combinedAttributes(git: Git, scratch: string, base: string, agents: ReadonlyArray<{ tip: string; files: readonly string[] }>, paths: readonly string[]): Promise<Map<string, Map<string, string>>> {
+  const env = { GIT_INDEX_FILE: path.join(scratch, 'index-combined') };
+  await git.run(['read-tree', base], { env });
+  const records: string[] = [];
+  for (const agent of agents) {
+    for (const file of agent.files) {
+      const { stdout } = await git.run(['ls-tree', '-z', '--full-tree', agent.tip, '--', file]);
+      const match = /^(\d+) blob ([0-9a-f]+)\t/.exec(stdout);
+      // (absent on the tip: deleted — mode 0 takes it out of the index)
+      records.push(match ? `${match[1]} ${match[2]}\t${file}` : `0 ${'0'.repeat(40)}\t${file}`);
+    }
+  }
+  if (records.length > 0) await git.run(['update-index', '-z', '--index-info'], { env, input: `${records.join('\0')}\0` });
+  return attributesOfIndex(git, env, paths);
+}
+
+/** Per path, the byte-changing attributes' values (`unspecified` left out) as git reads them from the index `env` names. */
+async function attributesOfIndex(git: Git, env: Record<string, string>, paths: readonly string[]): Promise<Map<string, Map<string, string>>> {
   const { stdout } = await git.run(['check-attr', '--cached', '-z', '--stdin', ...byteChangingAttributes], { env, input: `${paths.join('\0')}\0` });
   const result = new Map<string, Map<string, string>>();
   const fields = stdout.split('\0');
@@ -178,6 +205,7 @@ export const attributesStep: StepDefinition<FinalizeContext> = {
           if (!row.file || (context.repos.length > 1 && repoKey(row.repo) !== key)) continue;
           universe.add(normalizeReportedPath(row.file));
         }
+        const ownedBy = new Map<string, Set<string>>();
         for (const agent of mine) {
           const owned = new Set<string>();
           for (const row of manifest.file_ownership ?? []) {
@@ -186,6 +214,28 @@ export const attributesStep: StepDefinition<FinalizeContext> = {
           for (const file of agent.data.files ?? []) owned.add(normalizeReportedPath(file));
           checked += 1;
           findings.push(...(await checkAgent(repo, agent, owned, [...universe].sort(), scratch)));
+          ownedBy.set(agent.id, owned);
+        }
+        // X44-11: two or more agents' .gitattributes together (a macro in one, its use in another): a byte-changing
+        // attribute that differs on a file none of them owns, and no single agent's check found, refuses the wave too.
+        if (mine.length >= 2 && repo.base !== undefined) {
+          const mineOwned = new Set(mine.flatMap((agent) => [...(ownedBy.get(agent.id) ?? [])]));
+          const flagged = new Set(findings.map((finding) => `${finding.file}\0${finding.attribute}`));
+          const others = [...universe].sort().filter((file) => !mineOwned.has(file));
+          if (others.length > 0) {
+            const changedFiles = (agent: FinalizeAgent) => [...new Set((agent.diff ?? []).map((entry) => entry.path).filter(isAttributesFile))];
+            const before = await attributesAt(repo.git, scratch, repo.base, others);
+            const after = await combinedAttributes(repo.git, scratch, repo.base, mine.map((agent) => ({ tip: agent.tip!, files: changedFiles(agent) })), others);
+            const lines: AddedLine[] = [];
+            for (const agent of mine) lines.push(...(await addedLines(repo, repo.base, agent.tip!, changedFiles(agent))));
+            for (const file of others) {
+              for (const attribute of byteChangingAttributes) {
+                const [was, now] = [before.get(file)?.get(attribute) ?? 'unspecified', after.get(file)?.get(attribute) ?? 'unspecified'];
+                if (was === now || flagged.has(`${file}\0${attribute}`)) continue;
+                findings.push({ agent: mine.map((agent) => agent.id).join('+'), file, attribute, before: was, after: now, lines: explainingLines(lines, file, attribute) });
+              }
+            }
+          }
         }
       }
     } finally {
