@@ -65,4 +65,29 @@ describe('polywave worker stops with Redis gone (X24-12)', () => {
       await redis.stop();
     }
   }, 90_000);
+
+  // Outside round A24-06: the bound held only for a Redis that refuses connections (killed); a HUNG one (SIGSTOPped, a
+  // partition that drops packets) kept the connection "ready" and the worker ran on > 90 s after SIGTERM, stopping only
+  // once Redis answered again. Now a bounded probe (a write unanswered for over a second) counts as "not answered" too.
+  it('A24-06: ONE SIGTERM stops the worker within a bound while Redis is HUNG (SIGSTOPped: connections open, nothing answers)', async () => {
+    const redis = await startRedis(path.join(scratch, 'redis-hung'));
+    try {
+      const { remote } = await createDispatchRepo('gonehung', lettersScript());
+      const worker = await startWorker({ id: 'gone-3', redisUrl: redis.url, remote, dir: path.join(scratch, 'worker-hung') });
+      workers.push(worker);
+      redis.pause();
+      await sleep(1000);
+      const sent = Date.now();
+      worker.child.kill('SIGTERM');
+      // Before the fix: still running 60 s and 90 s later (a24), until Redis was resumed. Now: 10 s of silence, then the
+      // bounded stop.
+      const outcome = await Promise.race([worker.exited.then(() => 'exited'), sleep(50_000).then(() => 'running')]);
+      expect(outcome, worker.log()).toBe('exited');
+      expect(Date.now() - sent).toBeLessThan(50_000);
+      expect(worker.log()).toMatch(/Redis has not answered for 10 s: stopping without it/);
+    } finally {
+      redis.resume();
+      await redis.stop();
+    }
+  }, 90_000);
 });

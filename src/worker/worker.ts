@@ -1154,10 +1154,26 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const redisGoneFor = (ms: number): { gone: Promise<void>; stop: () => void } => {
     let downSince: number | undefined;
     let timer: NodeJS.Timeout | undefined;
+    // Outside round A24-06: a hung Redis (SIGSTOPped, a partition that drops packets) keeps the connection "ready" while
+    // nothing answers — judged by a bounded probe too (a write, as the orchestrator's A18-15: a Redis pausing writes
+    // still answers PING): one unanswered for over a second counts as Redis not answering since it was sent.
+    let probeSince: number | undefined;
+    const probeKey = `polywave:probe:worker:${id}:${process.pid}`;
+    const probe = () => {
+      if (probeSince !== undefined || client.status !== 'ready') return;
+      const sent = Date.now();
+      probeSince = sent;
+      const answered = () => {
+        if (probeSince === sent) probeSince = undefined;
+      };
+      client.set(probeKey, String(sent), 'PX', 10_000).then(answered, answered);
+    };
     const gone = new Promise<void>((resolve) => {
       timer = setInterval(() => {
-        if (client.status === 'ready') downSince = undefined;
-        else if ((downSince ??= Date.now()) + ms <= Date.now()) resolve();
+        probe();
+        const silentSince = probeSince !== undefined && Date.now() - probeSince > 1000 ? probeSince : undefined;
+        if (client.status === 'ready' && silentSince === undefined) downSince = undefined;
+        else if ((downSince ??= silentSince ?? Date.now()) + ms <= Date.now()) resolve();
       }, 250);
     });
     return { gone, stop: () => clearInterval(timer) };
