@@ -1118,8 +1118,7 @@ async function implsRunOutsideLoop(git: Git, manifest: ProgramManifest, repoDir:
     if (tier.number === undefined) continue;
     for (const slug of new Set(tier.impls)) {
       const status = (manifest.impls.find((impl) => impl.slug === slug)?.status ?? '').trim();
-      // (P17-03: `executing` too — two plain update-program-impl calls reach it; the loop leaves its IMPL docs on main
-      // as the Scout wrote them until finalize-tier merges the IMPL branch)
+      // (P17-03: `executing` too — two plain update-program-impl calls reach it)
       if (status !== 'pending' && status !== 'scouting' && status !== 'reviewed' && status !== 'executing') continue;
       const doc = docs.get(slug);
       if (!doc?.manifest) continue;
@@ -1127,6 +1126,11 @@ async function implsRunOutsideLoop(git: Git, manifest: ProgramManifest, repoDir:
       const archived = path.basename(path.dirname(doc.path)) === 'complete';
       const reported = Object.values(doc.manifest.completion_reports ?? {}).some((report) => (report as { status?: string } | undefined)?.status === 'complete');
       if (!ranStates.has(state) && !archived && !(state === 'WAVE_PENDING' && reported)) continue;
+      // The loop closes an IMPL (COMPLETE, archived) only in finalize-tier, after it merged the IMPL branch (--no-ff) —
+      // before it sets the status `complete`: an `executing` IMPL is judged only by such a doc (a wave state is a run the
+      // loop was killed in, or one it stopped BLOCKED).
+      const closed = state === 'COMPLETE' || archived;
+      if (status === 'executing' && !closed) continue;
       let branch: string;
       try {
         branch = programBranchName(manifest.program_slug ?? '', tier.number, slug);
@@ -1135,10 +1139,10 @@ async function implsRunOutsideLoop(git: Git, manifest: ProgramManifest, repoDir:
       }
       const tip = await git.tryRevParse(`refs/heads/${branch}`);
       const branchExists = tip !== undefined;
-      // P17-03: a branch with the loop's name is the loop's only with work of its own — the loop's IMPL branch holds the
-      // IMPL's waves (agent merges, a solo agent's commits) before its doc on main can say they ran; an empty branch made
-      // by hand at main's tip (or anywhere on main's first-parent line) holds none.
-      const loops = branchExists && tier.number <= lowestOpen && (await carriesWorkOfItsOwn(git, tip));
+      // P17-03: with a closed doc, a branch with the loop's name is the loop's only with work of its own — finalize-tier
+      // closes an IMPL after merging its branch, so the loop's holds the IMPL's waves off main's first-parent line; an empty
+      // branch made by hand at main's tip (or anywhere on that line) holds none.
+      const loops = branchExists && tier.number <= lowestOpen && (!closed || (await carriesWorkOfItsOwn(git, tip)));
       if (loops) continue;
       found.push({ slug, tier: tier.number, status, doc: path.relative(repoDir, doc.path), state: state || '(none)', branch, branchExists, empty: branchExists && tier.number <= lowestOpen, lowestOpen });
     }
