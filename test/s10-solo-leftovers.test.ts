@@ -185,22 +185,6 @@ describe('quarantineSoloLeftovers: untracked files of yours the agent deleted (n
     expect(modeOf('src/a.ts')).toBe(0o755);
   });
 
-  it('X44-15: empty directories the agent made are removed and the sticky bit it added is taken back off', async () => {
-    const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n', 'docs/readme.md': '# r\n' } });
-    const start = statSync(repo.path('docs')).mode & 0o7777;
-    const before = await soloLeftoverBaseline(repo.dir, { env: repo.env });
-    mkdirSync(repo.path('src/b.ts'));
-    mkdirSync(repo.path('.husky'));
-    mkdirSync(repo.path('empty_x44/sub'), { recursive: true });
-    chmodSync(repo.path('docs'), start | 0o1000);
-    const jail = await createJail({ root: repo.dir, ownedFiles: ['src/a.ts'] }, { env: repo.env });
-    const left = await quarantineSoloLeftovers({ root: repo.dir, jail, before, agentId: 'A', env: repo.env });
-    expect(left.filter((entry) => entry.why === 'empty-dir').map((entry) => `${entry.path}:${entry.restored ? 'removed' : entry.error}`).sort()).toEqual(['.husky:removed', 'empty_x44/sub:removed', 'empty_x44:removed', 'src/b.ts:removed']);
-    expect(['src/b.ts', '.husky', 'empty_x44'].filter((entry) => existsSync(repo.path(entry)))).toEqual([]);
-    expect(statSync(repo.path('docs')).mode & 0o7777).toBe(start);
-    expect(left.some((entry) => entry.path === 'docs' && entry.why === 'mode' && entry.restored)).toBe(true);
-  });
-
   it('never writes one back through a directory the agent turned into a link that stays (its own, into the checkout)', async () => {
     const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n' } });
     mkdirSync(repo.path('work'));

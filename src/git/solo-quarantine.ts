@@ -78,7 +78,7 @@ export interface UntrackedPrint {
 /** One leftover: moved (`movedTo`), or not (`error`); `restored` when an owned tracked file was written back. */
 export interface SoloLeftover {
   path: string;
-  why: 'git-dir' | 'unowned' | 'link' | 'unowned-tracked' | 'unowned-untracked' | 'special' | 'mode' | 'empty-dir';
+  why: 'git-dir' | 'unowned' | 'link' | 'unowned-tracked' | 'unowned-untracked' | 'special' | 'mode';
   movedTo?: string;
   restored?: boolean;
   error?: string;
@@ -381,8 +381,7 @@ export async function quarantineSoloLeftovers(options: {
   // X30-08: write for group or others, setuid or setgid the agent ADDED to the checkout's root, a directory or a file (on
   // a shared host another user could then rewrite what you run, or swap the checkout's .git) is taken back off.
   if (options.before.modes) {
-    // (X44-15: the sticky bit too)
-    const widening = 0o7022;
+    const widening = 0o6022;
     for (const [entry, mode] of modesNow) {
       const was = options.before.modes.get(entry);
       if (was === undefined || (mode & widening & ~was) === 0) continue;
@@ -394,28 +393,6 @@ export async function quarantineSoloLeftovers(options: {
         result.error = `its permission bits could not be put back: ${error instanceof Error ? error.message : String(error)}`;
       }
       results.push(result);
-    }
-  }
-
-  // X44-15: a directory made while the agent ran and left EMPTY (git lists none: `src/b.ts/` in a later agent's path broke
-  // its wave, an empty `.husky/` changes what tools do) is removed, deepest first.
-  if (options.before.modes) {
-    const made = [...modesNow.keys()].filter((entry) => entry !== '' && !options.before.modes!.has(entry)).sort((a, b) => b.split('/').length - a.split('/').length || b.localeCompare(a));
-    for (const entry of made) {
-      // (one a move above emptied is the move's: reported with it)
-      if ([...moved].some((done) => done.startsWith(`${entry}/`))) continue;
-      const full = path.join(root, entry);
-      try {
-        if (!lstatSync(full).isDirectory() || readdirSync(full).length > 0) continue;
-      } catch {
-        continue;
-      }
-      try {
-        rmdirSync(full);
-        results.push({ path: entry, why: 'empty-dir', restored: true });
-      } catch (error) {
-        results.push({ path: entry, why: 'empty-dir', error: `it could not be removed: ${error instanceof Error ? error.message : String(error)}` });
-      }
     }
   }
 
@@ -596,16 +573,13 @@ export function leftoverReason(entry: SoloLeftover): string {
         : entry.why === 'special'
           ? `"${entry.path}" is a FIFO, socket or device node (git lists none; a tool that reads it hangs)`
           : entry.why === 'mode'
-            ? `"${entry.path}" was made writable to group or others, setuid/setgid or sticky (git keeps no such bit)`
-            : entry.why === 'empty-dir'
-              ? `"${entry.path}" is an empty directory made while the agent ran (git lists none)`
+            ? `"${entry.path}" was made writable to group or others, or setuid/setgid (git keeps no such bit)`
         : entry.why === 'unowned-tracked'
           ? `"${entry.path}" is a tracked file the agent does not own (I1), changed while it ran`
           : entry.why === 'unowned-untracked'
             ? `"${entry.path}" is an untracked file of yours the agent does not own (I1), changed while it ran`
             : `"${entry.path}" is an untracked path the agent does not own (I1)`;
   const restoredHow = entry.why === 'unowned-tracked' || entry.why === 'unowned-untracked' ? ' (put back as it was before the agent)' : ' (the committed file written back)';
-  if (entry.why === 'empty-dir') return `${what}, left in the main checkout by the agent: ${entry.restored ? 'removed' : `not undone: ${entry.error ?? 'unknown error'}`} (${soloLeftoverCode})`;
   if (entry.why === 'mode') return `${what}, left in the main checkout by the agent: ${entry.restored ? 'those bits were taken back off' : `not undone: ${entry.error ?? 'unknown error'}`} (${soloLeftoverCode})`;
   const outcome = entry.movedTo
     ? `moved to ${entry.movedTo}${entry.restored ? restoredHow : ''}`
@@ -625,7 +599,7 @@ export function withLeftovers<J extends AuditedJail>(jail: J, leftovers: readonl
       const known = new Set(audit.violations.map((violation) => violation.path));
       const violations = [
         ...audit.violations,
-        ...leftovers.filter((entry) => !known.has(entry.path)).map((entry) => ({ code: entry.why === 'unowned' || entry.why === 'unowned-tracked' || entry.why === 'unowned-untracked' || entry.why === 'special' || entry.why === 'mode' || entry.why === 'empty-dir' ? 'JAIL_UNOWNED_CHANGE' : 'JAIL_GIT_INTERNALS', path: entry.path, reason: leftoverReason(entry) })),
+        ...leftovers.filter((entry) => !known.has(entry.path)).map((entry) => ({ code: entry.why === 'unowned' || entry.why === 'unowned-tracked' || entry.why === 'unowned-untracked' || entry.why === 'special' || entry.why === 'mode' ? 'JAIL_UNOWNED_CHANGE' : 'JAIL_GIT_INTERNALS', path: entry.path, reason: leftoverReason(entry) })),
       ];
       return { ...audit, ok: false, violations };
     },
