@@ -1583,6 +1583,16 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       }
       return seen;
     };
+    // (whether the line of a use is indented: inside a function or class body, or a block)
+    const pythonLineIndented = new Map<string, boolean[]>();
+    const pythonIndented = (item: Loaded, line: number): boolean => {
+      let indented = pythonLineIndented.get(item.entry.file);
+      if (indented === undefined) {
+        indented = (readTexts(context, [item.entry]).get(item.entry.file) ?? '').split(/\r?\n/).map((text) => /^[ \t]+\S/.test(text));
+        pythonLineIndented.set(item.entry.file, indented);
+      }
+      return indented[line - 1] ?? false;
+    };
     // (whether a binding is of the definition: an import resolving to a source, the definition's own file's definition)
     const pythonBindsDefinition = (item: Loaded, binding: PythonBinding): boolean =>
       binding.raw === undefined ? item.entry.file === definedIn : resolver.resolve(item.entry.file, item.entry.lang, binding.raw).some((file) => sources.has(file));
@@ -1638,7 +1648,12 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     // (asked per reference once the sources are known: each file's bindings answered once)
     const seesMemo = new Map<PythonBinding, boolean>();
     pythonSeesDefinition = (item, line) => {
-      const seen = pythonSeen(item, symbol, line);
+      // (a file that also binds the name in a function or class body — a local import, `global` — is left to the
+      // scope-aware checks: these bindings are the module's only)
+      if (item.facts.imports.some((raw) => raw.scope !== undefined && raw.names.some((entry) => entry.local === symbol))) return undefined;
+      // (an indented use — a function body, run once the module is loaded; `global x` — sees the module's final bindings:
+      // only a use at the top level sees the last binding before it)
+      const seen = pythonSeen(item, symbol, pythonIndented(item, line) ? Infinity : line);
       if (seen.length === 0) return undefined;
       let answer = seesMemo.get(seen[0]!);
       if (answer === undefined) seesMemo.set(seen[0]!, (answer = seen.some((binding) => pythonBindsDefinition(item, binding))));
