@@ -85,20 +85,3 @@ describe('findReferences: `import a.b` binds `a` (X66-51)', () => {
     expect(where(await findReferences(repo.dir, 'foo', { definedIn: 'a/c.py' }))).toEqual(['u2.py:4 call', 'u3.py:4 call']);
   });
 });
-
-describe('findReferences without definedIn: names the symbol is re-exported under (X66-67)', () => {
-  it('X66-67: a barrel\'s `export { default as greet }` of hello does not make an import of another module\'s own `greet` a use of hello', async () => {
-    const repo = await createTestRepo({
-      files: {
-        'src/greet.ts': "export function greet(): string { return 'g'; }\n",
-        'src/other.ts': 'export default function hello(): number { return 1; }\n',
-        'src/barrel.ts': "export { default as greet } from './other';\n",
-        'src/use.ts': "import { greet } from './barrel';\ngreet();\n",
-        'src/use2.ts': "import { greet } from './greet';\ngreet();\n",
-      },
-    });
-    const expected = ['src/barrel.ts:1 reexport via default', 'src/use.ts:1 import via greet', 'src/use.ts:2 call via greet'];
-    expect(where(await findReferences(repo.dir, 'hello'))).toEqual(expected);
-    expect(where(await findReferences(repo.dir, 'hello', { definedIn: 'src/other.ts' }))).toEqual(expected);
-  });
-});

@@ -1727,22 +1727,6 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     }
   }
 
-  // Without definedIn, the names the symbol is re-exported under are taken by name: an import of such a name from a module
-  // that defines a symbol of that name itself (`import { greet } from './greet'` beside a barrel's `export { default as
-  // greet } from './other'`) is that module's, not the symbol's (outside round X66-67). (Only where there are such names:
-  // a resolver costs a listing of the tree.)
-  const aliasResolver = opts.definedIn === undefined && exportedNames.size > 1 ? await resolverFor(context, listing?.allPaths) : undefined;
-  const aliasOwnedElsewhere = (item: Loaded, raw: FileFacts['imports'][number], name: string): boolean => {
-    if (aliasResolver === undefined || name === symbol) return false;
-    const targets = aliasResolver.resolve(item.entry.file, item.entry.lang, raw);
-    return (
-      targets.length > 0 &&
-      targets.every((file) => {
-        const facts = loadedFiles.get(file)?.facts;
-        return facts !== undefined && facts.symbols.some((def) => def.name === name && def.exported && def.container === undefined) && !facts.imports.some((other) => other.line === facts.symbols.find((def) => def.name === name)?.line);
-      })
-    );
-  };
   const references: Reference[] = [];
   // References written `o.Foo` with o a namespace import of another module (by file:line:column).
   const foreignNamespaceUses = new Map<Reference, Set<string>>();
@@ -1770,7 +1754,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       for (const name of raw.names) {
         const imported = lastSegment(name.imported);
         // (with definedIn, only an import that reaches the definition: `import { Foo as F } from './other'` is other's)
-        if (exportedNames.has(imported) && name.local !== symbol && name.local !== '*' && importsSource(item, raw) && !aliasOwnedElsewhere(item, raw, imported)) aliases.set(name.local, imported);
+        if (exportedNames.has(imported) && name.local !== symbol && name.local !== '*' && importsSource(item, raw)) aliases.set(name.local, imported);
       }
     }
     for (const local of defaultAliases.get(item.entry.file) ?? []) if (local !== symbol) aliases.set(local, 'default');
@@ -1821,11 +1805,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       let viaNamespace = false;
       if (name === symbol) via = undefined;
       else if (aliases.has(name)) via = name;
-      else if ((exportedNames.has(name) || (importsDefault && name === 'default')) && (kind === 'reexport' || kind === 'import')) {
-        const naming = aliasResolver && kind === 'import' ? statementNaming(item.facts.imports, name, line, column) : undefined;
-        if (naming && aliasOwnedElsewhere(item, naming, name)) continue;
-        via = name;
-      }
+      else if ((exportedNames.has(name) || (importsDefault && name === 'default')) && (kind === 'reexport' || kind === 'import')) via = name;
       else if (exportedNames.has(name) && starBound && name !== 'default') via = name;
       else if (name === 'default' && defaultNamespace && kind !== 'import' && kind !== 'reexport' && kind !== 'type') {
         via = name;
