@@ -69,9 +69,7 @@ export function queueNameFor(labels: readonly string[], remote: string, queue?: 
 /**
  * A19-05/A19-03: the counter of a job's runs (`polywave:run:<queue>:<job id>`): a worker INCRs it when it starts a run
  * and puts the number in the run's progress (`run_no`); the orchestrator orders the job's runs by it — never by a
- * worker's clock — and ignores a run whose number Redis never handed out. A24-15/A24-04: a plain Redis key (a writer
- * sets it; a Redis restarted empty starts it at 1 again): it only orders runs after a hand-over the orchestrator saw or
- * made, never lets a run take the job by itself.
+ * worker's clock — and ignores a run whose number Redis never handed out.
  */
 export function runCounterKey(queueName: string, jobId: string): string {
   return `polywave:run:${queueName}:${jobId}`;
@@ -316,11 +314,6 @@ export interface AgentJobReturn {
   run?: string;
   run_no?: number;
   job_sig?: string;
-  /**
-   * Outside round A24-15: the queue the worker took the job from (signed with the rest): a genuine result of a copy of
-   * the job run from another queue (a Redis writer's) is not this job's (`DISPATCH_REPLAYED`).
-   */
-  queue?: string;
   /** A21-43: the worker's HMAC-SHA256 of the result with the dispatch key (src/dispatch/auth.ts). */
   sig?: string;
 }

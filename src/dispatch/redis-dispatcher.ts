@@ -653,23 +653,6 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       /** The number (`run_no`) of the run placed here: 0 for a run without one (an older worker's, or a forged message). */
       let placedNo = 0;
       const supersededRuns = new Set<string>();
-      /**
-       * Outside round A24-15/A24-04: the hand-overs of the job this orchestrator itself saw or made since the attempt
-       * began — a stall of its run (BullMQ's `stalled` event: the job went back to the queue) or an add of it again (its
-       * key vanished: a Redis restarted empty, a DEL). Only after one does a run other than the one placed take the job
-       * (one run per hand-over); a run's number alone — a plain Redis key, which a writer to the Redis sets at will, and
-       * which a Redis restarted empty hands out from 1 again — never does.
-       */
-      const stallBase = stalls.get(jobId) ?? 0;
-      let handedOnHere = 0;
-      let handOversUsed = 0;
-      const handOversLeft = (): number => (stalls.get(jobId) ?? 0) - stallBase + handedOnHere - handOversUsed;
-      /** The orchestrator adds the job (again): a run after this one may take it, and its number counts from Redis's counter as it is now. */
-      const handingOn = (): void => {
-        handedOnHere += 1;
-        placedNo = 0;
-        handedOut = 0;
-      };
       /** The highest run number Redis had handed out for the job when last read. */
       let handedOut = 0;
       const counterNow = async (): Promise<number> => {
@@ -692,9 +675,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         await Promise.race([sigsReady, new Promise((resolve) => setTimeout(resolve, 10_000).unref())]);
         if (resultHere) return;
         const progressSig = (progress as { job_sig?: unknown }).job_sig;
-        // (A24-15: and a run of it from another queue — a copy a Redis writer made — is not the job's)
-        const progressQueue = (progress as { queue?: unknown }).queue;
-        if (typeof progressSig !== 'string' || !acceptedSigs.has(progressSig) || (progressQueue !== undefined && progressQueue !== queue.name)) {
+        if (typeof progressSig !== 'string' || !acceptedSigs.has(progressSig)) {
           dispatch.replayed_progress = (dispatch.replayed_progress ?? 0) + 1;
           return;
         }
@@ -709,14 +690,10 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         if (typeof runId === 'string' && runId !== placedRun) {
           if (supersededRuns.has(runId)) return;
           const number = typeof runNumber === 'number' && Number.isSafeInteger(runNumber) && runNumber > 0 ? runNumber : 0;
-          // (A24-15/A24-04: and only after a hand-over seen here; its number then orders it after the run placed)
-          if (placedRun !== undefined && (handOversLeft() <= 0 || number <= placedNo)) return;
+          if (placedRun !== undefined && number <= placedNo) return;
           if (number > handedOut) handedOut = Math.max(handedOut, await counterNow());
           if (number > handedOut || resultHere) return;
-          if (typeof runWorker === 'string' && runWorker !== '') {
-            if (placedRun !== undefined) handOversUsed += 1;
-            placedNo = number;
-          }
+          if (typeof runWorker === 'string' && runWorker !== '') placedNo = number;
         }
         // Where it runs, before the result: the worker puts its id in the progress when it takes the job.
         if (typeof runId === 'string' && typeof runWorker === 'string' && runWorker !== '' && runId !== placedRun) {
@@ -791,7 +768,6 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       // Gone already (a worker took it at once and the key was then deleted — a non-persistent Redis,
       // a hostile DEL): added again under the same id, E9-safe, as the watch below does (seen in CI).
       for (let readded = 0; !stored && readded < 3; readded += 1) {
-        handingOn();
         await guarded(add());
         stored = await guarded(Job.fromId<AgentJobData, AgentJobReturn>(queue, jobId));
       }
@@ -812,12 +788,10 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       // F20: a relaunch got the old failure back without running anything): a BullMQ-failed job is
       // retried, a completed one carrying a failed outcome is replaced and runs again.
       if (state === 'failed') {
-        handingOn();
         await guarded(stored.retry());
         state = 'waiting';
       } else if (state === 'completed' && !succeeded(stored.returnvalue, jobId)) {
         if (!(await guarded(stored.remove().then(() => true, () => false)))) return fail('transient', dispatchCodes.redisLost, `job ${jobId}: its earlier failed result could not be removed to run it again`);
-        handingOn();
         await guarded(add());
         stored = await guarded(Job.fromId<AgentJobData, AgentJobReturn>(queue, jobId));
         if (!stored) return fail('transient', dispatchCodes.redisLost, `job ${jobId} vanished from Redis`);
@@ -827,8 +801,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       if (state === 'completed' && stored.returnvalue) value = stored.returnvalue;
       else {
         try {
-          // (A24-04: an add of the job again — its key vanished, a Redis restarted empty — is a hand-over made here)
-          const watch = watchJob(queue, jobId, () => (handingOn(), add()), labels, data.limits.timeoutMs ?? defaultAgentLimits.timeoutMs);
+          const watch = watchJob(queue, jobId, add, labels, data.limits.timeoutMs ?? defaultAgentLimits.timeoutMs);
           try {
             value = (await guarded(Promise.race([finishedOrVanished(stored, events), watch.promise]), request.signal)) as AgentJobReturn;
           } finally {
@@ -879,14 +852,9 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       // run placed here is the job's: not this attempt's result. Refused as a forged one (nothing of it merged).
       const replayedWhy = ((): string | undefined => {
         if (typeof value.job_sig !== 'string' || !acceptedSigs.has(value.job_sig)) return 'it answers another enqueue of the job id (an earlier job\'s, replayed), not the job this attempt awaits';
-        // A24-15: the queue the worker took it from is signed with the result: a copy run from another queue is not the job
-        if (value.queue !== undefined && value.queue !== queue.name) return `it was run from another queue (${String(value.queue).slice(0, 160)}), not ${queue.name} where this attempt enqueued the job`;
         const resultNo = typeof value.run_no === 'number' && Number.isSafeInteger(value.run_no) && value.run_no > 0 ? value.run_no : 0;
         if (typeof value.run !== 'string' || supersededRuns.has(value.run)) return `it comes from ${typeof value.run === 'string' ? `run ${value.run.slice(0, 120)}, one the job was handed on from` : 'no named run'}`;
-        // A24-15/A24-04: another run than the one placed only after a hand-over of the job seen here (a stall, an add of
-        // it again), never on its Redis-held number alone; then not an earlier one than the placed run.
         // (a run Redis gave no number — its INCR unanswered — still counts, as its progress never took the job: A19-05)
-        if (placedRun !== undefined && value.run !== placedRun && handOversLeft() <= 0) return `it comes from run ${value.run.slice(0, 120)}, not the run ${placedRun.slice(0, 120)} that has the job, and this orchestrator saw no hand-over of the job (a stall of its run, an add of it again) since`;
         if (placedRun !== undefined && value.run !== placedRun && resultNo > 0 && resultNo <= placedNo) return `it comes from run ${value.run.slice(0, 120)}${resultNo ? ` (#${resultNo})` : ''}, not the run ${placedRun.slice(0, 120)}${placedNo ? ` (#${placedNo})` : ''} that has the job`;
         return undefined;
       })();
