@@ -7,7 +7,7 @@
  * executor's next request gets a sandbox that hides the new file, and (sandbox-appeared-during-call.test.ts) one made
  * during a call ends the run as a stale view. From the agent's side: its bash reads each file by a computed path.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildAgentSandboxPlan } from '../src/agents/sandbox/agent-sandbox.js';
@@ -102,6 +102,42 @@ describe.skipIf(!available)('files made after the plan where it hides by name: t
       } finally {
         check.close();
       }
+    }
+  }, 60_000);
+
+  it('empty mount points Claude Code makes for its own sandbox (.git/glab-cli/, .git/info/.claude-sandbox-noreplace) do not end the run; anything written into them later does, and so does a link', async () => {
+    const { repo, worktree, plan } = await layout('polywave/x43e/wave1-agent-A');
+    const check = createStaleViewCheck(structuredClone(plan), worktree, { identities: true });
+    try {
+      expect(check.check()).toBeUndefined();
+      mkdirSync(repo.path('.git/glab-cli'));
+      writeFileSync(repo.path('.git/info/.claude-sandbox-noreplace'), '');
+      expect(check.check()).toBeUndefined();
+      expect(check.check()).toBeUndefined();
+      // content later: the directory's own stamp does not move for a write into an existing file
+      writeFileSync(repo.path('.git/info/.claude-sandbox-noreplace'), 'SECRET\n');
+      expect(check.check()).toContain(repo.path('.git/info/.claude-sandbox-noreplace'));
+    } finally {
+      check.close();
+    }
+    const second = await layout('polywave/x43e/wave1-agent-C');
+    const dirCheck = createStaleViewCheck(structuredClone(second.plan), second.worktree, { identities: true });
+    try {
+      mkdirSync(second.repo.path('.git/glab-cli'));
+      expect(dirCheck.check()).toBeUndefined();
+      writeFileSync(second.repo.path('.git/glab-cli/token'), 'SECRET\n');
+      expect(dirCheck.check()).toContain(second.repo.path('.git/glab-cli'));
+    } finally {
+      dirCheck.close();
+    }
+    const other = await layout('polywave/x43e/wave1-agent-B');
+    const third = createStaleViewCheck(structuredClone(other.plan), other.worktree, { identities: true });
+    try {
+      expect(third.check()).toBeUndefined();
+      symlinkSync('/etc/hostname', other.repo.path('.git/.empty-looking'));
+      expect(third.check()).toContain(other.repo.path('.git/.empty-looking'));
+    } finally {
+      third.close();
     }
   }, 60_000);
 });

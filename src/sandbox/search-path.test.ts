@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -44,5 +44,26 @@ describe('sandboxSearchPath (follow-up of X42-11/12)', () => {
     expect(absolutePathEntries(`/proc/self/cwd/bin:/proc/thread-self/cwd:/dev/fd/3:${root}/here/bin:/usr/bin`)).toBe('/usr/bin');
     // An entry whose `..` leads outside every repository stays.
     expect(absolutePathEntries(`${root}/lnk/../deep:/usr/local/../bin`)).toBe(`${root}/lnk/../deep:/usr/local/../bin`);
+  });
+});
+
+describe('a distrusted root removed since (CI51: its inode number handed to a new directory)', () => {
+  it('a directory made later with the removed root\'s inode number is not judged inside it', () => {
+    const scratch = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'polywave-search-reuse-')));
+    const root = path.join(scratch, 'gone-checkout');
+    mkdirSync(path.join(root, '.git'), { recursive: true });
+    const inode = statSync(root).ino;
+    distrustSearchRoot(root);
+    expect(absolutePathEntries(path.join(root, 'bin'))).toBe('/usr/local/bin:/usr/bin:/bin');
+    rmSync(root, { recursive: true });
+    // ext4 and tmpfs hand a freed inode number to the next directory made (measured: the first one here)
+    let reused: string | undefined;
+    for (let index = 0; index < 200 && reused === undefined; index++) {
+      const dir = path.join(scratch, `bin-${index}`);
+      mkdirSync(dir);
+      if (statSync(dir).ino === inode) reused = dir;
+    }
+    expect(reused, 'no directory got the inode number back: the case cannot be made on this file system').toBeDefined();
+    expect(absolutePathEntries(reused)).toBe(reused);
   });
 });

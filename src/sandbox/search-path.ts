@@ -117,7 +117,7 @@ export function distrustSearchRoot(dir: string, options: { self?: boolean } = {}
     rootIdentities.clear();
     for (const root of untrustedRoots) {
       const id = identityOf(root);
-      if (id !== undefined) rootIdentities.add(id);
+      if (id !== undefined) rootIdentities.set(id, root);
     }
   }
   if (untrustedRoots.size !== before && process.env.PATH !== undefined) process.env.PATH = absolutePathEntries(process.env.PATH);
@@ -129,8 +129,13 @@ const seen = new Set<string>();
 /** Judged entries that exist (emptied whenever a root is added); an entry absent now is judged again each time. */
 const judged = new Map<string, boolean>();
 
-/** `dev:ino` of each untrusted root: the same directory mounted elsewhere (a bind mount) is the same directory. */
-const rootIdentities = new Set<string>();
+/**
+ * `dev:ino` of each untrusted root: the same directory mounted elsewhere (a bind mount) is the same directory. A match
+ * counts only while the root is still that directory: a root removed since (a finished test repository, a worktree
+ * cleaned up) frees its inode number, which a directory made later gets back — a new `bin` under /tmp was judged inside
+ * a long-gone checkout and dropped (CI51: the missing-git test found the default search path's git).
+ */
+const rootIdentities = new Map<string, string>();
 
 function inUntrustedRoot(entry: string): boolean {
   if (untrustedRoots.size === 0) return false;
@@ -144,7 +149,8 @@ function inUntrustedRoot(entry: string): boolean {
   // does not see mounts — the entry's existing directories are compared with the roots by device and inode.
   for (let current = real; !inside; current = path.dirname(current)) {
     const id = identityOf(current);
-    if (id !== undefined && rootIdentities.has(id)) inside = true;
+    const root = id === undefined ? undefined : rootIdentities.get(id);
+    if (root !== undefined && identityOf(root) === id) inside = true;
     if (path.dirname(current) === current) break;
   }
   if (existsSync(entry)) judged.set(entry, inside);

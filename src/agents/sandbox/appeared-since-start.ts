@@ -286,10 +286,23 @@ export function createAppearedCheck(plan: SandboxPlan, cwd: string, options: { w
     const open = [...plan.writable, ...plan.readOnlyWithin, ...(plan.readable ?? [])];
     return plan.unreadable.some((hidden) => isInsideDir(hidden, entry) && !open.some((reopened) => reopened !== hidden && isInsideDir(hidden, reopened) && isInsideDir(reopened, entry)));
   };
+  // An entry made empty (an empty directory, a regular file of no bytes) exposes nothing while it stays so: Claude Code
+  // makes such mount points for its own sandbox at its start (`.git/glab-cli/`, `.git/info/.claude-sandbox-noreplace`,
+  // CI96/CI51 of session forty-three) — held back, and looked at again at each check (a stat: content written into it
+  // later does not change the directory's stamp), reported once it holds anything.
+  const emptyNow = (entry: string): boolean => {
+    try {
+      const stat = lstatSync(entry);
+      if (stat.isFile()) return stat.size === 0;
+      return stat.isDirectory() && readdirSync(entry).length === 0;
+    } catch {
+      return false;
+    }
+  };
   const newRelisted = (): string[] => {
     if (relisted === undefined) return [];
     relistedSeen = relistedPrivates(relisted, relistedSeen);
-    return relistedSeen.entries.filter((entry) => !relistedKnown.has(entry) && !coveredByPlan(entry));
+    return relistedSeen.entries.filter((entry) => !relistedKnown.has(entry) && !coveredByPlan(entry) && !emptyNow(entry));
   };
 
   const workerDirs = options.workerDirs !== false;
