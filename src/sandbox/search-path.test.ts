@@ -1,4 +1,5 @@
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -65,5 +66,34 @@ describe('a distrusted root removed since (CI51: its inode number handed to a ne
     }
     expect(reused, 'no directory got the inode number back: the case cannot be made on this file system').toBeDefined();
     expect(absolutePathEntries(reused)).toBe(reused);
+  });
+});
+
+describe('entries the agent can redirect after they were judged (outside round X45)', () => {
+  it('X45-01: an entry through a symlink IN the checkout (`<repo>/.venv -> ../venv`) is the checkout\'s, wherever the link points now', () => {
+    const scratch = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'polywave-search-x4501-')));
+    const repo = path.join(scratch, 'repo');
+    mkdirSync(path.join(repo, '.git'), { recursive: true });
+    mkdirSync(path.join(scratch, 'venv', 'bin'), { recursive: true });
+    symlinkSync('../venv', path.join(repo, '.venv'));
+    const outside = path.join(scratch, 'venv', 'bin');
+    distrustSearchRoot(repo);
+    // the agent swaps `.venv` for a directory of its own after the entry was judged: it is dropped before that
+    expect(absolutePathEntries(`${path.join(repo, '.venv', 'bin')}:${outside}`)).toBe(outside);
+  });
+
+  const canUnshare = spawnSync('unshare', ['-m', '--propagation', 'private', 'true']).status === 0;
+  const built = path.resolve(import.meta.dirname, '../../dist/sandbox/search-path.js');
+  it.skipIf(!canUnshare || !existsSync(built))('X45-02: a bind mount of a directory INSIDE the checkout (`<repo>/tools` at `<elsewhere>/mnt`) is the checkout\'s', () => {
+    const scratch = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'polywave-search-x4502-')));
+    const repo = path.join(scratch, 'repo');
+    mkdirSync(path.join(repo, '.git'), { recursive: true });
+    mkdirSync(path.join(repo, 'tools'), { recursive: true });
+    mkdirSync(path.join(scratch, 'mnt'));
+    mkdirSync(path.join(scratch, 'other'));
+    const probe = `import(${JSON.stringify(built)}).then((m) => { m.distrustSearchRoot(${JSON.stringify(repo)}); console.log(m.absolutePathEntries(${JSON.stringify(`${scratch}/mnt:${scratch}/other`)})); })`;
+    const run = spawnSync('unshare', ['-m', '--propagation', 'private', 'sh', '-c', `mount --bind "$1/repo/tools" "$1/mnt" && exec "$2" -e "$3"`, 'sh', scratch, process.execPath, probe], { encoding: 'utf8' });
+    expect(run.stderr).toBe('');
+    expect(run.stdout.trim()).toBe(`${scratch}/other`);
   });
 });

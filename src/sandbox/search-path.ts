@@ -26,7 +26,7 @@ const givenPath = process.env.PATH;
  * `/proc/<pid>/root/…` name another directory in each process — a git child started in the repository searched
  * `<repo>/bin`, while this process saw its own cwd) or through more than 40 symlinks.
  */
-function physicalPath(file: string): string | undefined {
+function physicalPath(file: string, visited?: string[]): string | undefined {
   // (a relative path — polywave's own directories, never a PATH entry: relative entries are dropped — resolved as text)
   const pending = (path.isAbsolute(file) ? file : path.resolve(file)).split(path.sep);
   let current: string = path.sep;
@@ -40,6 +40,7 @@ function physicalPath(file: string): string | undefined {
     }
     const next = path.join(current, part);
     if (current === path.sep && part === 'proc') return undefined;
+    visited?.push(next);
     let link: string | undefined;
     try {
       link = lstatSync(next).isSymbolicLink() ? readlinkSync(next) : undefined;
@@ -137,14 +138,66 @@ const judged = new Map<string, boolean>();
  */
 const rootIdentities = new Map<string, string>();
 
+/** Whether `file` is `root` or inside it (both real paths). */
+function withinRoot(file: string, root: string): boolean {
+  return file === root || file.startsWith(root.endsWith(path.sep) ? root : `${root}${path.sep}`);
+}
+
+/** A mount of this process's mount table: its device, the directory of that file system it shows, where. */
+interface MountEntry {
+  device: string;
+  root: string;
+  mountPoint: string;
+}
+
+/** The lines of /proc/self/mountinfo (octal escapes undone); empty where there is none. */
+function mountTable(): MountEntry[] {
+  let text: string;
+  try {
+    text = readFileSync('/proc/self/mountinfo', 'utf8');
+  } catch {
+    return [];
+  }
+  const unescape = (value: string) => value.replace(/\\([0-7]{3})/g, (_match, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)));
+  const mounts: MountEntry[] = [];
+  for (const line of text.split('\n')) {
+    const fields = line.split(' ');
+    if (fields.length < 5) continue;
+    mounts.push({ device: fields[2]!, root: unescape(fields[3]!), mountPoint: unescape(fields[4]!) });
+  }
+  return mounts;
+}
+
+/**
+ * Where a real path lies in its file system: the device of the mount that shows it (the last mounted of the deepest
+ * mount point above it) and its path inside that file system — the same for a directory and any bind mount of it or of
+ * a directory above it (X45-02: `<repo>/tools` bound at `/opt/tools`: both are `<dev>:<fs path of repo>/tools`).
+ */
+function fileSystemLocation(mounts: readonly MountEntry[], real: string): { device: string; inside: string } | undefined {
+  let best: MountEntry | undefined;
+  for (const mount of mounts) {
+    if (!withinRoot(real, mount.mountPoint)) continue;
+    if (best === undefined || mount.mountPoint.length >= best.mountPoint.length) best = mount;
+  }
+  if (best === undefined) return undefined;
+  const rest = path.relative(best.mountPoint, real);
+  return { device: best.device, inside: rest === '' ? best.root : path.join(best.root, rest) };
+}
+
 function inUntrustedRoot(entry: string): boolean {
   if (untrustedRoots.size === 0) return false;
   const known = judged.get(entry);
   if (known !== undefined) return known;
-  const real = physicalPath(entry);
+  const visited: string[] = [];
+  const real = physicalPath(entry, visited);
   // (a path through /proc names another directory in each process: never searched)
   if (real === undefined) return true;
-  let inside = [...untrustedRoots].some((root) => real === root || real.startsWith(root.endsWith(path.sep) ? root : `${root}${path.sep}`));
+  const roots = [...untrustedRoots];
+  // X45-01: every directory the lookup passes through counts, not only where it ends: `<repo>/.venv -> ../venv` (a
+  // virtualenv kept beside the checkout) resolves outside, but the link itself is in the checkout, where the agent
+  // replaces it with a directory of its own after the entry was judged — judged by the way there, the entry is the
+  // checkout's (and the verdict, kept for an existing entry, stays true while nothing outside the roots changes).
+  let inside = [real, ...visited].some((file) => roots.some((root) => withinRoot(file, root)));
   // X43-02: a PATH entry reaching the checkout through a bind mount (`/src` and `/workspaces/x` of one tree): realpath
   // does not see mounts — the entry's existing directories are compared with the roots by device and inode.
   for (let current = real; !inside; current = path.dirname(current)) {
@@ -152,6 +205,18 @@ function inUntrustedRoot(entry: string): boolean {
     const root = id === undefined ? undefined : rootIdentities.get(id);
     if (root !== undefined && identityOf(root) === id) inside = true;
     if (path.dirname(current) === current) break;
+  }
+  // X45-02: a bind mount of a directory INSIDE a root (`<repo>/tools` at `/opt/tools`) has no ancestor that is the root:
+  // the entry and the roots are compared by where they lie in their file systems (the mount table).
+  if (!inside) {
+    const mounts = mountTable();
+    const at = fileSystemLocation(mounts, real);
+    if (at !== undefined) {
+      inside = roots.some((root) => {
+        const rootAt = fileSystemLocation(mounts, root);
+        return rootAt !== undefined && rootAt.device === at.device && withinRoot(at.inside, rootAt.inside);
+      });
+    }
   }
   if (existsSync(entry)) judged.set(entry, inside);
   return inside;
