@@ -13,6 +13,7 @@ import { PolywaveError } from '../errors/polywave-error.js';
 import { privateUserDir } from './private-dir.js';
 import { isCredentialVariable, withoutCredentials } from './credential-variables.js';
 import { foreignScratchDirs, registeredWorkerDirs } from './scratch-dirs.js';
+import { mountAliases } from './mount-table.js';
 import { withAbsolutePath } from './search-path.js';
 
 /** The boundary the OS enforces for one agent or gate. */
@@ -1504,7 +1505,7 @@ export function agentSandboxPlan(input: AgentSandboxPlanInput): SandboxPlan {
   const watchedFiles = gitConfigIdentityPaths(gitCommonDir, userHome).filter((entry) => !unreadable.includes(entry) && !around?.hides(entry));
   const dependencyDirs = hidden ? hidden.readable.filter((dir) => linkedDependencyNames.has(path.basename(dir))) : [];
   const relisted = { gitDir: gitCommonDir, ...(dependencyDirs.length > 0 ? { dependencyDirs } : {}) };
-  return { ...finishPlan(writable, readOnlyWithin, unreadable, view, input.config, hidden, true, around), ...withoutHidden(maskedFilesOf(gitCommonDir, userHome, hidden), around), ...(watchedFiles.length > 0 ? { watchedFiles } : {}), relisted };
+  return withMountAliases({ ...finishPlan(writable, readOnlyWithin, unreadable, view, input.config, hidden, true, around), ...withoutHidden(maskedFilesOf(gitCommonDir, userHome, hidden), around), ...(watchedFiles.length > 0 ? { watchedFiles } : {}), relisted });
 }
 
 /**
@@ -1643,7 +1644,19 @@ export function gatePlan(input: GatePlanInput): SandboxPlan {
     ...(input.env ? residentSocketDirs(input.env) : []),
     ...(around?.unreadable ?? []),
   ]);
-  return { ...finishPlan(writable, readOnlyWithin, unreadable, view, input.config, hidden, false, around), ...withoutHidden(maskedFilesOf(gitCommonDir, userHome, hidden), around) };
+  return withMountAliases({ ...finishPlan(writable, readOnlyWithin, unreadable, view, input.config, hidden, false, around), ...withoutHidden(maskedFilesOf(gitCommonDir, userHome, hidden), around) });
+}
+
+/**
+ * `plan` with every other place its hidden paths can be reached at through a mount hidden too (outside round X45,
+ * X45-11): the plan hides by path, and the same tree bound at a second path (`mount --bind <repo> /alias`, a
+ * devcontainer's `/workspaces/x` of `/src/x`) showed a worktree agent the main checkout's `.env`, its `.git/config`
+ * unmasked and another agent's worktree. The aliases of the unreadable paths, of the hidden checkout's empty view and of
+ * the masked files are unreadable as well (src/sandbox/mount-table.ts).
+ */
+function withMountAliases(plan: SandboxPlan): SandboxPlan {
+  const aliases = mountAliases([...plan.unreadable, ...(plan.emptyReadOnly ?? []), ...(plan.maskedFiles ?? []).map((file) => file.path), ...(plan.boundCopies ?? []).map((copy) => copy.path)]);
+  return aliases.length === 0 ? plan : { ...plan, unreadable: unique([...plan.unreadable, ...aliases]) };
 }
 
 /** A plan's last step, the same for agents and gates: what the home view puts back is bound read-only, what it covers is not listed twice. */

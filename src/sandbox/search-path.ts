@@ -1,5 +1,6 @@
 import { existsSync, lstatSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { fileSystemLocation, mountTable } from './mount-table.js';
 
 /** The directories execvp searches when PATH is unset (glibc's default). */
 const defaultSearchPath = '/usr/local/bin:/usr/bin:/bin';
@@ -141,47 +142,6 @@ const rootIdentities = new Map<string, string>();
 /** Whether `file` is `root` or inside it (both real paths). */
 function withinRoot(file: string, root: string): boolean {
   return file === root || file.startsWith(root.endsWith(path.sep) ? root : `${root}${path.sep}`);
-}
-
-/** A mount of this process's mount table: its device, the directory of that file system it shows, where. */
-interface MountEntry {
-  device: string;
-  root: string;
-  mountPoint: string;
-}
-
-/** The lines of /proc/self/mountinfo (octal escapes undone); empty where there is none. */
-function mountTable(): MountEntry[] {
-  let text: string;
-  try {
-    text = readFileSync('/proc/self/mountinfo', 'utf8');
-  } catch {
-    return [];
-  }
-  const unescape = (value: string) => value.replace(/\\([0-7]{3})/g, (_match, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)));
-  const mounts: MountEntry[] = [];
-  for (const line of text.split('\n')) {
-    const fields = line.split(' ');
-    if (fields.length < 5) continue;
-    mounts.push({ device: fields[2]!, root: unescape(fields[3]!), mountPoint: unescape(fields[4]!) });
-  }
-  return mounts;
-}
-
-/**
- * Where a real path lies in its file system: the device of the mount that shows it (the last mounted of the deepest
- * mount point above it) and its path inside that file system — the same for a directory and any bind mount of it or of
- * a directory above it (X45-02: `<repo>/tools` bound at `/opt/tools`: both are `<dev>:<fs path of repo>/tools`).
- */
-function fileSystemLocation(mounts: readonly MountEntry[], real: string): { device: string; inside: string } | undefined {
-  let best: MountEntry | undefined;
-  for (const mount of mounts) {
-    if (!withinRoot(real, mount.mountPoint)) continue;
-    if (best === undefined || mount.mountPoint.length >= best.mountPoint.length) best = mount;
-  }
-  if (best === undefined) return undefined;
-  const rest = path.relative(best.mountPoint, real);
-  return { device: best.device, inside: rest === '' ? best.root : path.join(best.root, rest) };
 }
 
 function inUntrustedRoot(entry: string): boolean {
