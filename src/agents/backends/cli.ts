@@ -41,7 +41,7 @@
  * files it through `request.reportCompletion` after the commit, with that commit's SHA.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, closeSync, constants as fsConstants, existsSync, fstatSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, closeSync, constants as fsConstants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { BlockList, isIP } from 'node:net';
 import path from 'node:path';
 import {
@@ -663,6 +663,36 @@ async function fileReport(request: AgentRunRequest, state: ParseState, report: R
   if (isError) state.emit({ type: 'agent-log', level: 'warn', message: output });
 }
 
+/**
+ * Issue 11 (h11e's open finding): Claude Code reads its user settings (`--setting-sources user`:
+ * `$CLAUDE_CONFIG_DIR/settings.json`, else `~/.claude/settings.json`) again while it runs. In the agent's private
+ * HOME, writable in the sandbox, a Bash call could add an allow rule (`permissions.allow`) or a PreToolUse hook of its
+ * own answering "allow", then kill polywave's gate hook: the next call ran without the gate (measured with the real
+ * CLI — of the files in that HOME only this one is read for permissions or hooks). So for the sandboxed `cli:claude`
+ * that file exists before the start (`{}` when absent) and is bound read-only (`readOnlyWithin`), and its directory is
+ * a mount point of its own (`writable`: Claude Code writes its transcripts there) so that it cannot be renamed away
+ * and made again. Returns the plan to use; throws when the file cannot be prepared (the caller fails the run).
+ */
+export function withClaudeSettingsReadOnly(plan: SandboxPlan, env: Readonly<Record<string, string | undefined>>): SandboxPlan {
+  const home = env.HOME;
+  const configured = env.CLAUDE_CONFIG_DIR?.trim();
+  const configDir = configured ? path.resolve(configured) : home ? path.join(home, '.claude') : undefined;
+  if (configDir === undefined) return plan;
+  // (outside every writable path the whole directory is read-only in the sandbox already)
+  const within = (entry: string) => configDir === entry || configDir.startsWith(`${entry.replace(/\/+$/, '')}/`);
+  if (!plan.writable.some(within)) return plan;
+  mkdirSync(configDir, { recursive: true });
+  if (!lstatSync(configDir).isDirectory()) throw new Error(`${configDir} is not a directory`);
+  const settings = path.join(configDir, 'settings.json');
+  if (!existsSync(settings)) writeFileSync(settings, '{}\n', { flag: 'wx', mode: 0o644 });
+  if (!lstatSync(settings).isFile()) throw new Error(`${settings} is not a regular file`);
+  return {
+    ...plan,
+    writable: plan.writable.includes(configDir) ? plan.writable : [...plan.writable, configDir],
+    readOnlyWithin: plan.readOnlyWithin.includes(settings) ? plan.readOnlyWithin : [...plan.readOnlyWithin, settings],
+  };
+}
+
 /** Creates the `cli` backend. */
 export function createCliBackend(options: CliBackendOptions = {}): AgentBackend {
   const templates = options.templates ?? {};
@@ -703,7 +733,14 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
   // Sandboxed: where the report goes (the manifest is outside the sandbox) and the endpoints the CLI may reach.
   const reportFile = plan && request.reportCompletion ? path.join(request.env.TMPDIR ?? path.join(request.scratchDir, 'tmp'), `polywave-report-${request.agentId.replace(/[^A-Za-z0-9_-]/g, '_')}-${request.attempt}.json`) : undefined;
   const endpoints = plan && !custom ? modelEndpoints(model.command, request.env) : [];
-  const sandboxPlan: SandboxPlan | undefined = plan ? { ...plan, allowedHosts: [...new Set([...plan.allowedHosts, ...endpoints])] } : undefined;
+  let sandboxPlan: SandboxPlan | undefined = plan ? { ...plan, allowedHosts: [...new Set([...plan.allowedHosts, ...endpoints])] } : undefined;
+  if (sandboxPlan && !custom && model.command === 'claude') {
+    try {
+      sandboxPlan = withClaudeSettingsReadOnly(sandboxPlan, request.env);
+    } catch (error) {
+      return failedOutcome(started, 'config', `cannot make Claude Code's user settings read-only in the agent's sandbox: ${errorMessage(error)}`);
+    }
+  }
   const basePrompt = request.systemPrompt.trim() === '' ? request.prompt : `${request.systemPrompt}\n\n${request.prompt}`;
   const fullPrompt = sandboxPlan ? `${basePrompt}\n\n${sandboxInstructions(request, sandboxPlan, reportFile)}` : basePrompt;
   const usesPromptFile = template.promptVia === 'file' || template.command.some((arg) => arg.includes('{prompt_file}'));
