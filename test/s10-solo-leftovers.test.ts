@@ -80,6 +80,31 @@ describe('leftovers of an agent in the main checkout (X14 #3/#5)', () => {
     const targets = denials.trim().split('\n').map((line) => JSON.parse(line) as { code: string; target?: string }).filter((record) => record.code === 'SANDBOX_SOLO_LEFTOVER_QUARANTINED').map((record) => record.target);
     expect(new Set(targets)).toEqual(new Set(['pkg', 'tools/run.sh', 'src/a.ts']));
   }, 240_000);
+
+  it.skipIf(!available)('X44-15: a solo wave whose agent leaves empty directories and a sticky bit is refused, both undone; polywave\'s own directories made meanwhile are not its', async () => {
+    const { repo, home } = await soloEscapeRepo();
+    // (the journal's directories are not ignored here: they are judged by where they are, polywave's state)
+    writeFileSync(repo.path('.gitignore'), '');
+    await runGit(['commit', '-qam', 'no ignore'], { cwd: repo.dir, env: repo.env });
+    const start = statSync(repo.path('docs')).mode & 0o7777;
+    const steps = [
+      { write: { path: 'src/a.ts', content: 'export const a: string = "a";\n' } },
+      { bash: 'mkdir -p src/b.ts .husky empty_x44/sub && chmod +t docs && echo made' },
+      { report: { status: 'complete', verification: 'PASS', notes: 'done' } },
+    ];
+    const scriptPath = path.join(realpathSync(mkdtempSync(path.join(os.tmpdir(), 'pw-s10-'))), 'script.json');
+    writeFileSync(scriptPath, JSON.stringify({ version: 1, agents: { A: { steps } } }));
+    const env: Record<string, string> = { ...(repo.env as Record<string, string>), HOME: home };
+    const impl = repo.path('docs/IMPL/IMPL-solo.yaml');
+    const wave = await runCliInProcess(['run-wave', impl, '--wave', '1', '--model', `script:${scriptPath}`, '--skip-critic', '--timeout', '120'], { cwd: repo.dir, env });
+    expect(wave.code, wave.stdout + wave.stderr).toBe(1);
+    expect(wave.stdout + wave.stderr).toContain('BLOCKED');
+    expect(['src/b.ts', '.husky', 'empty_x44'].filter((entry) => existsSync(repo.path(entry)))).toEqual([]);
+    expect(statSync(repo.path('docs')).mode & 0o7777).toBe(start);
+    const denials = readFileSync(findFile(repo.path('.polywave-state'), 'denials.jsonl')!, 'utf8');
+    const targets = denials.trim().split('\n').map((line) => JSON.parse(line) as { code: string; target?: string }).filter((record) => record.code === 'SANDBOX_SOLO_LEFTOVER_QUARANTINED').map((record) => record.target);
+    expect(new Set(targets)).toEqual(new Set(['src/b.ts', '.husky', 'empty_x44', 'empty_x44/sub', 'docs']));
+  }, 240_000);
 });
 
 describe('quarantineSoloLeftovers (real git, real jail, no sandbox needed)', () => {
@@ -183,6 +208,36 @@ describe('quarantineSoloLeftovers: untracked files of yours the agent deleted (n
     expect(left.filter((entry) => entry.why === 'mode').map((entry) => `${entry.path}:${entry.restored ? 'restored' : entry.error}`).sort()).toEqual(['.:restored', 'package.json:restored', 'scripts/build.sh:restored', 'scripts:restored']);
     expect({ root: modeOf('.'), scripts: modeOf('scripts'), build: modeOf('scripts/build.sh') & ~0o111, pkg: modeOf('package.json') }).toEqual({ ...start, build: start.build & ~0o111 });
     expect(modeOf('src/a.ts')).toBe(0o755);
+  });
+
+  it('X44-15: empty directories the agent made are removed and the sticky bit it added is taken back off', async () => {
+    const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n', 'docs/readme.md': '# r\n' } });
+    const start = statSync(repo.path('docs')).mode & 0o7777;
+    const before = await soloLeftoverBaseline(repo.dir, { env: repo.env });
+    mkdirSync(repo.path('src/b.ts'));
+    mkdirSync(repo.path('.husky'));
+    mkdirSync(repo.path('empty_x44/sub'), { recursive: true });
+    chmodSync(repo.path('docs'), start | 0o1000);
+    const jail = await createJail({ root: repo.dir, ownedFiles: ['src/a.ts'] }, { env: repo.env });
+    const left = await quarantineSoloLeftovers({ root: repo.dir, jail, before, agentId: 'A', env: repo.env });
+    expect(left.filter((entry) => entry.why === 'empty-dir').map((entry) => `${entry.path}:${entry.restored ? 'removed' : entry.error}`).sort()).toEqual(['.husky:removed', 'empty_x44/sub:removed', 'empty_x44:removed', 'src/b.ts:removed']);
+    expect(['src/b.ts', '.husky', 'empty_x44'].filter((entry) => existsSync(repo.path(entry)))).toEqual([]);
+    expect(statSync(repo.path('docs')).mode & 0o7777).toBe(start);
+    expect(left.some((entry) => entry.path === 'docs' && entry.why === 'mode' && entry.restored)).toBe(true);
+  });
+
+  it('X44-15: an empty directory polywave made (its state, its journal), one where the agent\'s sandbox is read-only, or one git ignores (a tool\'s output) is not the agent\'s', async () => {
+    const repo = await createTestRepo({ files: { 'src/a.ts': 'export const a = 1;\n', '.gitignore': 'dist/\nnode_modules/\n', 'docs/IMPL/IMPL-x.yaml': 'title: x\n' } });
+    const before = await soloLeftoverBaseline(repo.dir, { env: repo.env });
+    mkdirSync(repo.path('.polywave-state/shapes/wave0/agent-scaffold/tool-results'), { recursive: true });
+    mkdirSync(repo.path('docs/IMPL/sub'), { recursive: true });
+    mkdirSync(repo.path('dist/assets'), { recursive: true });
+    mkdirSync(repo.path('node_modules/.vite-temp'), { recursive: true });
+    mkdirSync(repo.path('src/b.ts'));
+    const jail = await createJail({ root: repo.dir, ownedFiles: ['src/a.ts'] }, { env: repo.env });
+    const left = await quarantineSoloLeftovers({ root: repo.dir, jail, before, agentId: 'A', env: repo.env, notTheAgents: ['.polywave-state', 'docs/IMPL'] });
+    expect(left.filter((entry) => entry.why === 'empty-dir').map((entry) => entry.path)).toEqual(['src/b.ts']);
+    for (const kept of ['.polywave-state/shapes/wave0/agent-scaffold/tool-results', 'docs/IMPL/sub', 'dist/assets', 'node_modules/.vite-temp']) expect(existsSync(repo.path(kept)), kept).toBe(true);
   });
 
   it('never writes one back through a directory the agent turned into a link that stays (its own, into the checkout)', async () => {

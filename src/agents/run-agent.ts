@@ -474,7 +474,10 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
       planted.push(...moved);
     }
     if (leftoverBaseline) {
-      const left = await quarantineSoloLeftovers({ root: jail.root, jail, before: leftoverBaseline, agentId: options.agentId, ...(options.baseCommit ? { baseCommit: options.baseCommit } : {}), env: options.env }).catch((error: unknown): SoloLeftover[] => [{ path: '.', why: 'git-dir', error: error instanceof Error ? error.message : String(error) }]);
+      // X44-15: new empty directories are the agent's only where it could make them — not polywave's state (its journal's
+      // `tool-results/`), not what its sandbox had read-only
+      const notTheAgents = [path.join(jail.root, stateDirName), ...(options.journal ? [options.journal.dir] : []), ...(sandbox?.readOnlyWithin ?? [])].filter((entry) => isInside(entry, jail.root)).map((entry) => path.relative(jail.root, entry).split(path.sep).join('/')).filter((entry) => entry !== '' && !entry.startsWith('..'));
+      const left = await quarantineSoloLeftovers({ root: jail.root, jail, before: leftoverBaseline, agentId: options.agentId, ...(options.baseCommit ? { baseCommit: options.baseCommit } : {}), env: options.env, notTheAgents }).catch((error: unknown): SoloLeftover[] => [{ path: '.', why: 'git-dir', error: error instanceof Error ? error.message : String(error) }]);
       for (const entry of left) {
         denied.push({ ts: new Date().toISOString(), attempt: options.attempt ?? 1, tool: 'sandbox', code: soloLeftoverCode, reason: leftoverReason(entry), target: entry.path, ...stayedIf(entry.error !== undefined) });
         forward({ type: 'agent-log', level: 'warn', message: `${soloLeftoverCode}: ${leftoverReason(entry)}` });

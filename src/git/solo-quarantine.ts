@@ -78,7 +78,7 @@ export interface UntrackedPrint {
 /** One leftover: moved (`movedTo`), or not (`error`); `restored` when an owned tracked file was written back. */
 export interface SoloLeftover {
   path: string;
-  why: 'git-dir' | 'unowned' | 'link' | 'unowned-tracked' | 'unowned-untracked' | 'special' | 'mode';
+  why: 'git-dir' | 'unowned' | 'link' | 'unowned-tracked' | 'unowned-untracked' | 'special' | 'mode' | 'empty-dir';
   movedTo?: string;
   restored?: boolean;
   error?: string;
@@ -307,6 +307,12 @@ async function committedFile(root: string, commit: string, file: string, env: Re
   return { mode: match[1] === '100755' ? 0o755 : 0o644, content };
 }
 
+/** Which of `entries` (relative to `root`) git ignores; none when git cannot tell (they are then judged as the agent's). */
+async function ignoredAmong(root: string, entries: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<Set<string>> {
+  const listing = await runGit(['check-ignore', '-z', '--stdin'], { cwd: root, env: { ...process.env, ...env, GIT_OPTIONAL_LOCKS: '0' }, input: `${entries.join('\0')}\0` }).catch(() => '');
+  return new Set(listing.split('\0').filter((entry) => entry !== ''));
+}
+
 /**
  * After an agent in the main checkout (its processes gone): moves out every new implicit git dir,
  * every untracked path the stop audit flags (I1) and every changed path that is a link into `.git` or
@@ -320,6 +326,8 @@ export async function quarantineSoloLeftovers(options: {
   baseCommit?: string;
   env?: Readonly<Record<string, string | undefined>>;
   now?: Date;
+  /** Directories (relative to `root`) whose new empty subdirectories are not the agent's: polywave's state, what its sandbox had read-only (X44-15). */
+  notTheAgents?: readonly string[];
 }): Promise<SoloLeftover[]> {
   const { root } = options;
   const env = options.env ?? {};
@@ -381,7 +389,8 @@ export async function quarantineSoloLeftovers(options: {
   // X30-08: write for group or others, setuid or setgid the agent ADDED to the checkout's root, a directory or a file (on
   // a shared host another user could then rewrite what you run, or swap the checkout's .git) is taken back off.
   if (options.before.modes) {
-    const widening = 0o6022;
+    // (X44-15: the sticky bit too)
+    const widening = 0o7022;
     for (const [entry, mode] of modesNow) {
       const was = options.before.modes.get(entry);
       if (was === undefined || (mode & widening & ~was) === 0) continue;
@@ -393,6 +402,41 @@ export async function quarantineSoloLeftovers(options: {
         result.error = `its permission bits could not be put back: ${error instanceof Error ? error.message : String(error)}`;
       }
       results.push(result);
+    }
+  }
+
+  // X44-15: a directory made while the agent ran and left EMPTY (git lists none: `src/b.ts/` in a later agent's path broke
+  // its wave, an empty `.husky/` changes what tools do) is removed, deepest first. Only one the agent made: not one
+  // in `notTheAgents` (polywave's own state — the journal's `tool-results/` — and what the agent's sandbox has
+  // read-only: it could not make a directory there), nor one git ignores (the output and caches of the tools a run
+  // starts — a build's `dist/`, `node_modules/.vite-temp/`; a new ignored path is sandbox/ignored-paths.ts's).
+  if (options.before.modes) {
+    const outside = (options.notTheAgents ?? []).map((entry) => entry.replace(/\/+$/, '')).filter((entry) => entry !== '');
+    const theAgents = (entry: string): boolean => !outside.some((dir) => entry === dir || entry.startsWith(`${dir}/`));
+    const isEmptyDir = (entry: string): boolean => {
+      try {
+        const full = path.join(root, entry);
+        return lstatSync(full).isDirectory() && readdirSync(full).length === 0;
+      } catch {
+        return false;
+      }
+    };
+    const made = [...modesNow.keys()].filter((entry) => entry !== '' && !options.before.modes!.has(entry) && theAgents(entry)).sort((a, b) => b.split('/').length - a.split('/').length || b.localeCompare(a));
+    // (a directory only the removal of an empty one below empties is judged too: the first listing of the empty ones
+    // is asked of git at once, their parents one by one as they come)
+    const candidates = made.filter(isEmptyDir);
+    const ignored = candidates.length === 0 ? new Set<string>() : await ignoredAmong(root, candidates, env);
+    for (const entry of made) {
+      // (one a move above emptied is the move's: reported with it)
+      if ([...moved].some((done) => done.startsWith(`${entry}/`))) continue;
+      if (!isEmptyDir(entry)) continue;
+      if (candidates.includes(entry) ? ignored.has(entry) : (await ignoredAmong(root, [entry], env)).has(entry)) continue;
+      try {
+        rmdirSync(path.join(root, entry));
+        results.push({ path: entry, why: 'empty-dir', restored: true });
+      } catch (error) {
+        results.push({ path: entry, why: 'empty-dir', error: `it could not be removed: ${error instanceof Error ? error.message : String(error)}` });
+      }
     }
   }
 
@@ -573,13 +617,16 @@ export function leftoverReason(entry: SoloLeftover): string {
         : entry.why === 'special'
           ? `"${entry.path}" is a FIFO, socket or device node (git lists none; a tool that reads it hangs)`
           : entry.why === 'mode'
-            ? `"${entry.path}" was made writable to group or others, or setuid/setgid (git keeps no such bit)`
+            ? `"${entry.path}" was made writable to group or others, setuid/setgid or sticky (git keeps no such bit)`
+            : entry.why === 'empty-dir'
+              ? `"${entry.path}" is an empty directory made while the agent ran (git lists none)`
         : entry.why === 'unowned-tracked'
           ? `"${entry.path}" is a tracked file the agent does not own (I1), changed while it ran`
           : entry.why === 'unowned-untracked'
             ? `"${entry.path}" is an untracked file of yours the agent does not own (I1), changed while it ran`
             : `"${entry.path}" is an untracked path the agent does not own (I1)`;
   const restoredHow = entry.why === 'unowned-tracked' || entry.why === 'unowned-untracked' ? ' (put back as it was before the agent)' : ' (the committed file written back)';
+  if (entry.why === 'empty-dir') return `${what}, left in the main checkout by the agent: ${entry.restored ? 'removed' : `not undone: ${entry.error ?? 'unknown error'}`} (${soloLeftoverCode})`;
   if (entry.why === 'mode') return `${what}, left in the main checkout by the agent: ${entry.restored ? 'those bits were taken back off' : `not undone: ${entry.error ?? 'unknown error'}`} (${soloLeftoverCode})`;
   const outcome = entry.movedTo
     ? `moved to ${entry.movedTo}${entry.restored ? restoredHow : ''}`
@@ -599,7 +646,7 @@ export function withLeftovers<J extends AuditedJail>(jail: J, leftovers: readonl
       const known = new Set(audit.violations.map((violation) => violation.path));
       const violations = [
         ...audit.violations,
-        ...leftovers.filter((entry) => !known.has(entry.path)).map((entry) => ({ code: entry.why === 'unowned' || entry.why === 'unowned-tracked' || entry.why === 'unowned-untracked' || entry.why === 'special' || entry.why === 'mode' ? 'JAIL_UNOWNED_CHANGE' : 'JAIL_GIT_INTERNALS', path: entry.path, reason: leftoverReason(entry) })),
+        ...leftovers.filter((entry) => !known.has(entry.path)).map((entry) => ({ code: entry.why === 'unowned' || entry.why === 'unowned-tracked' || entry.why === 'unowned-untracked' || entry.why === 'special' || entry.why === 'mode' || entry.why === 'empty-dir' ? 'JAIL_UNOWNED_CHANGE' : 'JAIL_GIT_INTERNALS', path: entry.path, reason: leftoverReason(entry) })),
       ];
       return { ...audit, ok: false, violations };
     },
