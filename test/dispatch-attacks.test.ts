@@ -16,7 +16,7 @@ import { startWorker as startWorkerInProcess } from '../src/worker/worker.js';
 import { journalPaths, readJournal } from '../src/engine/journal.js';
 import { createGit } from '../src/git/git-cli.js';
 import { runCli } from './support/cli.js';
-import { createDispatchRepo, gitEnv, produceJob, queueOf, testDispatchKey, lettersScript, runWaveCli, startRedis, startWorker, waveResult, type DispatchRepo, type TestRedis, type TestWorker } from './dispatch-support.js';
+import { createDispatchRepo, gitEnv, holdTestClaim, produceJob, queueOf, testDispatchKey, lettersScript, runWaveCli, startRedis, startWorker, waveResult, type DispatchRepo, type TestRedis, type TestWorker } from './dispatch-support.js';
 
 // The attack on the scale-out feature (attack-dispatch.md F1–F5), replayed on real parts: a
 // redis-server of this file, one bare `file://` remote, real `polywave worker` processes, jobs put
@@ -74,7 +74,7 @@ afterAll(async () => {
 /** A schema-valid job of agent A of `hostile` (its id as the orchestrator would compute it, unless overridden). */
 function job(overrides: Partial<AgentJobData> = {}): AgentJobData {
   const data: AgentJobData = {
-    v: 1,
+    v: 2, polywave: '0.1.0',
     job_id: '',
     slug: 'hostile',
     wave: 1,
@@ -134,7 +134,10 @@ async function worker(id: string, remote: string, labels: string[] = [], dir = p
 async function addJob(data: AgentJobData): Promise<void> {
   const queue = new Queue(queueOf(data), { connection: { host: '127.0.0.1', port: redis.port } });
   try {
-    await queue.add('agent', testDispatchKey.sign('agent-job', data.job_id, data), { jobId: data.job_id });
+    const signed = testDispatchKey.sign('agent-job', data.job_id, data);
+    // (awaited, as an orchestrator awaits its job: issue 17 — until produced, or a while)
+    await holdTestClaim(redis.port, data.job_id, signed.sig);
+    await queue.add('agent', signed, { jobId: data.job_id });
   } finally {
     await queue.close();
   }

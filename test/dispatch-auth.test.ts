@@ -146,7 +146,7 @@ describe('dispatch key (A21-43, A21-11)', () => {
     await target.repo.run(['push', '--quiet', target.remote, `${base}:refs/polywave/base/forgedjob/wave1`]);
     workers.push(await startWorker({ id: 'fj1', redisUrl: redis.url, remote: target.remote, dir: path.join(scratch, 'worker-fj1') }));
     const job = (attempt: number): AgentJobData => {
-      const data: AgentJobData = { v: 1, job_id: '', slug: 'forgedjob', wave: 1, agent: 'A', attempt, role: 'wave', model: 'script:', script_text: lettersScript(), system_prompt: '', prompt: '', base_commit: base, branch: 'polywave/forgedjob/wave1-agent-A', base_ref: 'refs/polywave/base/forgedjob/wave1', owned_files: ['src/a.js', 'src/a.test.js'], frozen_paths: [], limits: {}, labels: [], remote: target.remote, enqueued_at: Date.now() };
+      const data: AgentJobData = { v: 2, polywave: '0.1.0', job_id: '', slug: 'forgedjob', wave: 1, agent: 'A', attempt, role: 'wave', model: 'script:', script_text: lettersScript(), system_prompt: '', prompt: '', base_commit: base, branch: 'polywave/forgedjob/wave1-agent-A', base_ref: 'refs/polywave/base/forgedjob/wave1', owned_files: ['src/a.js', 'src/a.test.js'], frozen_paths: [], limits: {}, labels: [], remote: target.remote, enqueued_at: Date.now() };
       data.job_id = expectedJobId(data);
       return data;
     };

@@ -551,7 +551,7 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     const target = shared.guarded;
     const base = await target.repo.git.headCommit();
     await target.repo.run(['push', '--quiet', remote, `${base}:refs/polywave/base/guarded/wave1`]);
-    const data = { v: 1, job_id: 'guarded.w1.A.x.a1', slug: 'guarded', wave: 1, agent: 'A', attempt: 1, role: 'wave', model: 'script:', script_text: lettersScript(), system_prompt: '', prompt: '', base_commit: base, branch: 'main', base_ref: 'refs/polywave/base/guarded/wave1', owned_files: ['src/a.js'], frozen_paths: [], limits: {}, labels: [], remote, enqueued_at: Date.now() };
+    const data = { v: 2, polywave: '0.1.0', job_id: 'guarded.w1.A.x.a1', slug: 'guarded', wave: 1, agent: 'A', attempt: 1, role: 'wave', model: 'script:', script_text: lettersScript(), system_prompt: '', prompt: '', base_commit: base, branch: 'main', base_ref: 'refs/polywave/base/guarded/wave1', owned_files: ['src/a.js'], frozen_paths: [], limits: {}, labels: [], remote, enqueued_at: Date.now() };
     const answer = await produceJob(redis.port, data, data.job_id, 20_000);
     expect(answer.error).toMatch(/^DISPATCH_REF_REFUSED: refusing to push "main": a job of agent A \(wave 1 of guarded\) may only push polywave\/guarded\/wave1-agent-A$/);
     expect(await target.repo.run(['ls-remote', remote, 'refs/heads/main'])).toBe('');

@@ -4,7 +4,9 @@ import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Job, Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { dispatchKeyOf } from '../src/dispatch/auth.js';
+import { holdJobClaim } from '../src/dispatch/job-claim.js';
 import { queueNameFor, remoteKey } from '../src/dispatch/job.js';
 import { binPath, runCli, type CliResult } from './support/cli.js';
 import { createTestRepo, type TestRepo } from './support/git-repo.js';
@@ -269,6 +271,40 @@ export const workersRoot = (repo: TestRepo, id: string) => path.join(repo.root, 
  */
 export const testDispatchKey = dispatchKeyOf(process.env.POLYWAVE_DISPATCH_KEY ?? '');
 
+const testClaims = new Map<string, { name: (sig: string | undefined) => Promise<void>; release: () => void }>();
+
+/**
+ * Issue 17 (replayed jobs): a worker runs a signed job only while an orchestrator awaits it — its signed claim naming the
+ * job's `sig` (src/dispatch/job-claim.ts). A test that plays the orchestrator holds one, as an orchestrator does, until
+ * {@link releaseTestClaim} or `lifetimeMs`.
+ */
+export async function holdTestClaim(redisPort: number, jobId: string, sig: string | undefined, lifetimeMs = 300_000): Promise<void> {
+  const id = `${redisPort}:${jobId}`;
+  const held = testClaims.get(id);
+  if (held) return held.name(sig);
+  const client = new Redis({ host: '127.0.0.1', port: redisPort, maxRetriesPerRequest: 1 });
+  client.on('error', () => undefined);
+  const claim = holdJobClaim(client, testDispatchKey, jobId, `test:${process.pid}:${jobId}`, 6000, [sig]);
+  const timer = setTimeout(() => releaseTestClaim(redisPort, jobId), lifetimeMs);
+  timer.unref();
+  testClaims.set(id, {
+    name: claim.name,
+    release: () => {
+      clearTimeout(timer);
+      claim.release();
+      setTimeout(() => client.disconnect(), 500).unref();
+    },
+  });
+  await claim.written;
+}
+
+/** Ends the claim {@link holdTestClaim} holds on `jobId`. */
+export function releaseTestClaim(redisPort: number, jobId: string): void {
+  const id = `${redisPort}:${jobId}`;
+  testClaims.get(id)?.release();
+  testClaims.delete(id);
+}
+
 export function queueOf(data: unknown): string {
   const { labels, remote } = data as { labels?: string[]; remote: string };
   return queueNameFor(labels ?? [], remoteKey(remote));
@@ -281,11 +317,15 @@ export function queueOf(data: unknown): string {
  * job within milliseconds can fail it before a busy test process issued its first read — the event
  * is then never seen (a flake the CI hit).
  */
-export async function produceJob(redisPort: number, data: unknown, jobId: string, timeoutMs: number, queueName = queueOf(data), options: { unsigned?: boolean } = {}): Promise<{ value?: unknown; error?: string }> {
+export async function produceJob(redisPort: number, data: unknown, jobId: string, timeoutMs: number, queueName = queueOf(data), options: { unsigned?: boolean; claim?: boolean } = {}): Promise<{ value?: unknown; error?: string }> {
   const queue = new Queue(queueName, { connection: { host: '127.0.0.1', port: redisPort } });
+  const claimed = !options.unsigned && options.claim !== false;
   try {
-    // Signed with the test run's dispatch key, as an orchestrator signs (A21-43), unless the test forges one.
-    await queue.add('agent', options.unsigned ? data : testDispatchKey.sign('agent-job', jobId, data as object), { jobId });
+    // Signed with the test run's dispatch key, as an orchestrator signs (A21-43), unless the test forges one; and awaited
+    // as an orchestrator awaits it (its signed claim, issue 17) unless the test plays a replay.
+    const signed = options.unsigned ? data : testDispatchKey.sign('agent-job', jobId, data as object);
+    if (claimed) await holdTestClaim(redisPort, jobId, (signed as { sig?: string }).sig);
+    await queue.add('agent', signed, { jobId });
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       const seen = await Job.fromId(queue, jobId);
@@ -299,6 +339,7 @@ export async function produceJob(redisPort: number, data: unknown, jobId: string
     }
     return { error: `job ${jobId} did not finish within ${timeoutMs} ms` };
   } finally {
+    if (claimed) releaseTestClaim(redisPort, jobId);
     await queue.close();
   }
 }

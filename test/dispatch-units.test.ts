@@ -317,7 +317,7 @@ describe('fetching agent branches (createBranchFetcher)', () => {
 
 describe('job identity and models (attack F1, F2, F5)', () => {
   const data = (overrides: Partial<AgentJobData> = {}): AgentJobData => {
-    const job: AgentJobData = { v: 1, job_id: '', slug: 'billing', wave: 2, agent: 'B3', attempt: 1, role: 'wave', model: 'script:', script_text: 'version: 1\n', system_prompt: 's', prompt: 'p', base_commit: '0123456789abcdef0123456789abcdef01234567', branch: 'polywave/billing/wave2-agent-B3', base_ref: 'refs/polywave/base/billing/wave2', owned_files: ['src/b.ts'], frozen_paths: [], limits: {}, labels: [], remote: 'file:///r.git', enqueued_at: 1, ...overrides };
+    const job: AgentJobData = { v: 2, polywave: '0.1.0', job_id: '', slug: 'billing', wave: 2, agent: 'B3', attempt: 1, role: 'wave', model: 'script:', script_text: 'version: 1\n', system_prompt: 's', prompt: 'p', base_commit: '0123456789abcdef0123456789abcdef01234567', branch: 'polywave/billing/wave2-agent-B3', base_ref: 'refs/polywave/base/billing/wave2', owned_files: ['src/b.ts'], frozen_paths: [], limits: {}, labels: [], remote: 'file:///r.git', enqueued_at: 1, ...overrides };
     return overrides.job_id === undefined ? { ...job, job_id: expectedJobId(job) } : job;
   };
 
@@ -338,7 +338,7 @@ describe('job identity and models (attack F1, F2, F5)', () => {
     for (const [job, bullId] of [
       [data({ job_id: '../../victim' }), '../../victim'],
       [data({ job_id: `${good.job_id}/../../x` }), `${good.job_id}/../../x`],
-      [good, `${good.job_id.slice(0, -1)}0`],
+      [good, `${good.job_id.slice(0, -1)}${good.job_id.endsWith('0') ? '1' : '0'}`],
       [{ ...data({ prompt: 'changed' }), job_id: good.job_id }, good.job_id],
     ] as const) {
       expect(() => assertJobIdentity(job, bullId)).toThrow(expect.objectContaining({ code: 'DISPATCH_INVALID_JOB' }));
@@ -347,7 +347,7 @@ describe('job identity and models (attack F1, F2, F5)', () => {
 
   it('gate jobs: named by their commit and content; a path-like, foreign or mismatched id and unknown gate fields are refused', () => {
     const gate = (change: Partial<GateJobData> = {}): GateJobData => {
-      const value: GateJobData = { v: 1, kind: 'gate', job_id: '', slug: 'billing', wave: 2, agent: 'B3', branch: 'polywave/billing/wave2-agent-B3', head: 'ab'.repeat(20), gates: [{ type: 'test', command: 'npm test', required: true }], docs_only: false, labels: [], remote: 'file:///r.git', enqueued_at: 1, ...change };
+      const value: GateJobData = { v: 2, polywave: '0.1.0', kind: 'gate', job_id: '', slug: 'billing', wave: 2, agent: 'B3', branch: 'polywave/billing/wave2-agent-B3', head: 'ab'.repeat(20), gates: [{ type: 'test', command: 'npm test', required: true }], docs_only: false, labels: [], remote: 'file:///r.git', enqueued_at: 1, ...change };
       return { ...value, job_id: change.job_id ?? expectedGateJobId(value) };
     };
     const good = gate();

@@ -122,7 +122,7 @@ describe('a dispatched agent and its worker’s --dir', () => {
     const base = (await target.repo.git.headCommit()).trim();
     await target.repo.run(['push', '--quiet', target.remote, `${base}:refs/polywave/base/late/wave1`]);
     const late: AgentJobData = {
-      v: 1,
+      v: 2, polywave: '0.1.0',
       job_id: '',
       slug: 'late',
       wave: 1,

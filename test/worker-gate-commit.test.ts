@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Job, Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedGateJobId, queueNameFor, remoteKey, type GateJobData } from '../src/dispatch/job.js';
-import { createDispatchRepo, lettersScript, startRedis, startWorker, testDispatchKey, type TestRedis, type TestWorker } from './dispatch-support.js';
+import { createDispatchRepo, holdTestClaim, lettersScript, startRedis, startWorker, testDispatchKey, type TestRedis, type TestWorker } from './dispatch-support.js';
 
 // A21-11's class for gate jobs: a worker ran a gate job on ANY commit its clone had (`cat-file -e`), and took the gates'
 // sandbox settings from any base that commit built on — not what the orchestrator named for the wave and the branch. Now
@@ -31,7 +31,9 @@ afterAll(async () => {
 async function produceGate(data: GateJobData, timeoutMs = 60_000): Promise<{ value?: unknown; error?: string }> {
   const queue = new Queue(queueNameFor([], remoteKey(data.remote)), { connection: { host: '127.0.0.1', port: redis.port } });
   try {
-    await queue.add('gate', testDispatchKey.sign('gate-job', data.job_id, data), { jobId: data.job_id });
+    const signed = testDispatchKey.sign('gate-job', data.job_id, data);
+    await holdTestClaim(redis.port, data.job_id, signed.sig);
+    await queue.add('gate', signed, { jobId: data.job_id });
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       const state = await (await Job.fromId(queue, data.job_id))?.getState();
@@ -64,7 +66,7 @@ describe('gate jobs gate only the commit the orchestrator names (A21-11 class)',
     await git(['push', '--quiet', '--force', target.remote, `${base}:refs/polywave/base/gatecheck/wave1`, `${tip}:refs/heads/polywave/gatecheck/wave1-agent-A`, `${elsewhere}:refs/heads/other`]);
     workers.push(await startWorker({ id: 'gc1', redisUrl: redis.url, remote: target.remote, dir: path.join(scratch, 'worker-gc1') }));
     const gate = (head: string, baseCommit: string | undefined, command: string): GateJobData => {
-      const data: GateJobData = { v: 1, kind: 'gate', job_id: '', slug: 'gatecheck', wave: 1, agent: 'A', branch: 'polywave/gatecheck/wave1-agent-A', head, gates: [{ type: 'test', command }], ...(baseCommit ? { base_commit: baseCommit } : {}), docs_only: false, labels: [], remote: target.remote, enqueued_at: Date.now() };
+      const data: GateJobData = { v: 2, polywave: '0.1.0', kind: 'gate', job_id: '', slug: 'gatecheck', wave: 1, agent: 'A', branch: 'polywave/gatecheck/wave1-agent-A', head, gates: [{ type: 'test', command }], ...(baseCommit ? { base_commit: baseCommit } : {}), docs_only: false, labels: [], remote: target.remote, enqueued_at: Date.now() };
       data.job_id = expectedGateJobId(data);
       return data;
     };

@@ -104,7 +104,7 @@ describe('gate jobs (and agent jobs) and a worker without the OS sandbox', () =>
 
     // A20-19: a `script:` agent job (any job producer may send one) on the sandbox-less worker's queue: nobody runs it.
     const scriptJob: AgentJobData = {
-      v: 1,
+      v: 2, polywave: '0.1.0',
       job_id: '',
       slug: 'gsb',
       wave: 1,

@@ -6,7 +6,7 @@ import { Job, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { expectedJobId, givenUpKey, queueNameFor, remoteKey, type AgentJobData } from '../src/dispatch/job.js';
-import { createDispatchRepo, lettersScript, startRedis, startWorker, testDispatchKey, type TestWorker } from './dispatch-support.js';
+import { createDispatchRepo, holdTestClaim, lettersScript, startRedis, startWorker, testDispatchKey, type TestWorker } from './dispatch-support.js';
 
 // Outside round A22-24: a job the orchestrator's watch gave up on (the agent's limit + 120 s) kept running on its worker —
 // in a worker-side setup bounded only by the project's timeout (up to 24 h) — holding the worker while the relaunch
@@ -34,9 +34,11 @@ describe('a job the orchestrator gave up on (A22-24)', () => {
     const queueName = queueNameFor([], remoteKey(target.remote));
     const queue = new Queue(queueName, { connection: { host: '127.0.0.1', port: redis.port } });
     try {
-      const data: AgentJobData = { v: 1, job_id: '', slug: 'givenup', wave: 1, agent: 'A', attempt: 1, role: 'wave', model: 'script:', script_text: lettersScript(), system_prompt: '', prompt: '', base_commit: base, branch: 'polywave/givenup/wave1-agent-A', base_ref: 'refs/polywave/base/givenup/wave1', owned_files: ['src/a.js', 'src/a.test.js'], frozen_paths: [], limits: {}, labels: [], remote: target.remote, worktree_setup: { setup: 'echo setup-start; sleep 300', copy: [], defaults: false, go_work: false, port: 4100, timeout_seconds: 86_400 }, enqueued_at: Date.now() };
+      const data: AgentJobData = { v: 2, polywave: '0.1.0', job_id: '', slug: 'givenup', wave: 1, agent: 'A', attempt: 1, role: 'wave', model: 'script:', script_text: lettersScript(), system_prompt: '', prompt: '', base_commit: base, branch: 'polywave/givenup/wave1-agent-A', base_ref: 'refs/polywave/base/givenup/wave1', owned_files: ['src/a.js', 'src/a.test.js'], frozen_paths: [], limits: {}, labels: [], remote: target.remote, worktree_setup: { setup: 'echo setup-start; sleep 300', copy: [], defaults: false, go_work: false, port: 4100, timeout_seconds: 86_400 }, enqueued_at: Date.now() };
       data.job_id = expectedJobId(data);
-      await queue.add('agent', testDispatchKey.sign('agent-job', data.job_id, data), { jobId: data.job_id });
+      const signed = testDispatchKey.sign('agent-job', data.job_id, data);
+      await holdTestClaim(redis.port, data.job_id, signed.sig);
+      await queue.add('agent', signed, { jobId: data.job_id });
       // The setup runs (its sleep), the job active on the worker.
       const started = Date.now() + 60_000;
       while (!worker.log().includes(`job ${data.job_id}: agent A`) && Date.now() < started) await sleep(100);

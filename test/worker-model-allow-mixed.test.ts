@@ -32,7 +32,7 @@ describe('a model only some workers allow (A21-39)', () => {
     await target.repo.run(['push', '--quiet', target.remote, `${base}:refs/polywave/base/mixed/wave1`]);
     const job = (agent: 'A' | 'B', model: string, script?: string): AgentJobData => {
       const lower = agent.toLowerCase();
-      const data: AgentJobData = { v: 1, job_id: '', slug: 'mixed', wave: 1, agent, attempt: 1, role: 'wave', model, ...(script ? { script_text: script } : {}), system_prompt: '', prompt: 'go', base_commit: base, branch: `polywave/mixed/wave1-agent-${agent}`, base_ref: 'refs/polywave/base/mixed/wave1', owned_files: [`src/${lower}.js`, `src/${lower}.test.js`], frozen_paths: [], limits: { timeoutMs: 20_000 }, labels: [], remote: target.remote, enqueued_at: Date.now() };
+      const data: AgentJobData = { v: 2, polywave: '0.1.0', job_id: '', slug: 'mixed', wave: 1, agent, attempt: 1, role: 'wave', model, ...(script ? { script_text: script } : {}), system_prompt: '', prompt: 'go', base_commit: base, branch: `polywave/mixed/wave1-agent-${agent}`, base_ref: 'refs/polywave/base/mixed/wave1', owned_files: [`src/${lower}.js`, `src/${lower}.test.js`], frozen_paths: [], limits: { timeoutMs: 20_000 }, labels: [], remote: target.remote, enqueued_at: Date.now() };
       data.job_id = expectedJobId(data);
       return data;
     };

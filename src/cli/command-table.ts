@@ -861,7 +861,7 @@ export const commandTable: CommandSpec[] = [
     summary: 'list the live `polywave worker`s: labels, concurrency, current jobs (issue 17)',
     options: [
       { flags: '--redis <url>', description: 'Redis URL (default $POLYWAVE_REDIS_URL, else redis://127.0.0.1:6379)' },
-      { flags: '--json', description: 'print {workers[{id, host, pid, labels, concurrency, current, done, started_at, heartbeat_at, remote_key, queue?}]} (records that are not valid worker records are left out)' },
+      { flags: '--json', description: 'print {workers[{id, host, pid, labels, concurrency, current, done, started_at, heartbeat_at, remote_key, queue?, version?, job_format?}]} (records that are not valid worker records are left out)' },
     ],
     help: 'Exit: 0, 2 Redis unreachable (DISPATCH_REDIS_UNREACHABLE).',
     load: () => import('./commands/workers.js'),

@@ -20,8 +20,8 @@ export const dispatchKeyFileEnv = 'POLYWAVE_DISPATCH_KEY_FILE';
 /** The shortest key taken (`openssl rand -hex 32` gives 64). */
 export const minKeyLength = 32;
 
-/** What a signature covers: a job the orchestrator enqueues, a worker's progress record or its result. */
-export type SignedKind = 'agent-job' | 'gate-job' | 'progress' | 'agent-result' | 'gate-result';
+/** What a signature covers: a job the orchestrator enqueues, its claim on a job it awaits (job-claim.ts), a worker's progress record or its result. */
+export type SignedKind = 'agent-job' | 'gate-job' | 'job-claim' | 'progress' | 'agent-result' | 'gate-result';
 
 /** A loaded key: signs and verifies records (objects whose `sig` field carries the signature). */
 export interface DispatchKey {

@@ -80,9 +80,17 @@ export const dispatchCodes = {
   /**
    * Issue 17 (replays): a result signed with the dispatch key, but by another run or for another enqueue of the same job
    * id than the one this orchestrator awaits (an earlier run's result re-delivered, an earlier job's answer): refused as
-   * a forged one is (the attempt fails, nothing of it merged).
+   * a forged one is (the attempt fails, nothing of it merged). Also a worker's refusal of a signed job no live
+   * orchestrator awaits (no valid, fresh signed claim naming its enqueue: an old job re-added to a queue) — nothing
+   * fetched or run (src/dispatch/job-claim.ts).
    */
   replayed: 'DISPATCH_REPLAYED',
+  /**
+   * Version skew: a worker was given a job of a format it does not run (`v`: newer — an orchestrator of a later polywave —
+   * or older — one before claim-bound jobs), or (orchestrator side) a worker of an older polywave refused the job's
+   * format: the job fails naming both versions (config: escalate, no retry), nothing run.
+   */
+  versionSkew: 'DISPATCH_VERSION_SKEW',
   /**
    * Outside round A22-24: a job the orchestrator gave up on (its watch's timeout: the agent's limit + 120 s), or one that
    * ran past that bound on its worker: the worker stops it and fails it with this code, never handing it back.

@@ -4,6 +4,7 @@ import type { AgentOutcome, AgentRole } from '../agents/contract.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { branchName } from '../protocol/names.js';
 import { dispatchCodes } from './codes.js';
+import { jobFormat } from './job-claim.js';
 
 /** Placeholders in a job's prompt text for paths that only exist on the machine that runs it. */
 export const worktreeToken = '{{POLYWAVE_WORKTREE}}';
@@ -130,8 +131,9 @@ export function canonicalJson(value: unknown): string {
 }
 
 /** First 12 hex of the SHA-256 of what a job asks for: every field but its id and enqueue time. */
-export function jobContentDigest(data: Omit<AgentJobData, 'job_id' | 'enqueued_at' | 'sig'> & Partial<Pick<AgentJobData, 'job_id' | 'enqueued_at' | 'sig'>>): string {
-  const { job_id: _id, enqueued_at: _at, sig: _sig, ...content } = data;
+export function jobContentDigest(data: Omit<AgentJobData, 'job_id' | 'enqueued_at' | 'sig' | 'polywave'> & Partial<Pick<AgentJobData, 'job_id' | 'enqueued_at' | 'sig' | 'polywave'>>): string {
+  // (nor the polywave version that made it: a job of the same format is the same job whatever release enqueued it)
+  const { job_id: _id, enqueued_at: _at, sig: _sig, polywave: _version, ...content } = data;
   return createHash('sha256').update(canonicalJson(content)).digest('hex').slice(0, 12);
 }
 
@@ -232,7 +234,10 @@ export const jobLimits = {
  * no environment, no model key (workers hold their own).
  */
 export const agentJobDataSchema = z.strictObject({
-  v: z.literal(1),
+  /** The job format (src/dispatch/job-claim.ts `jobFormat`; 2: claim-bound) — a worker refuses another (DISPATCH_VERSION_SKEW). */
+  v: z.literal(jobFormat),
+  /** The polywave version of the orchestrator that made the job (signed; named by a worker's DISPATCH_VERSION_SKEW). */
+  polywave: z.string().max(40),
   job_id: z.string().min(1).max(200),
   slug: z.string().max(100).regex(/^[a-z0-9][-a-z0-9]*$/),
   wave: z.number().int().min(1),
@@ -363,7 +368,8 @@ export function jobRole(role: string): AgentRole {
  * approved manifest (whoever can write to the Redis can run commands on workers — as with agent jobs).
  */
 export const gateJobDataSchema = z.strictObject({
-  v: z.literal(1),
+  v: z.literal(jobFormat),
+  polywave: z.string().max(40),
   kind: z.literal('gate'),
   job_id: z.string().min(1).max(200),
   slug: z.string().max(100).regex(/^[a-z0-9][-a-z0-9]*$/),
@@ -411,7 +417,7 @@ export const gateJobIdPattern = /^[a-z0-9][-a-z0-9]*\.w[1-9][0-9]*\.[A-Z][2-9]?\
 
 /** The id of a gate job: the same gates on the same commit are one job (E9), other content another. */
 export function expectedGateJobId(data: GateJobData): string {
-  const { job_id: _id, enqueued_at: _at, sig: _sig, ...content } = data;
+  const { job_id: _id, enqueued_at: _at, sig: _sig, polywave: _version, ...content } = data;
   const digest = createHash('sha256').update(canonicalJson(content)).digest('hex').slice(0, 12);
   return `${data.slug}.w${data.wave}.${data.agent}.gate.${data.head.slice(0, 12)}.${digest}`;
 }

@@ -21,6 +21,7 @@ import type { GateRunResult } from '../gates/types.js';
 import { inProcessDispatcher, type AgentJob, type AgentJobResult, type Dispatcher, type DispatchRecord, type GateJob, type GateJobResult } from './dispatcher.js';
 import { agentJobDataSchema, agentJobId, checkQueueName, expectedGateJobId, jobLimits, expectedJobId, givenUpKey, givenUpTtlSeconds, jobContentDigest, queueNameFor, remoteKey, runCounterKey, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobData, type GateJobReturn } from './job.js';
 import { loadDispatchKey, type DispatchKey } from './auth.js';
+import { claimAwaiter, explainOldWorker, holdJobClaim, jobFormat, polywaveVersion } from './job-claim.js';
 import { assertRedisReachable, bullConnectionFromUrl, isRedisFull, redactRedisUrl, redactUserinfo, redisOptionsFromUrl, redisRefusedWrite, remoteWithoutUserinfo } from './redis-url.js';
 import { listWorkers, servesLabels, type WorkerRecord } from './registry.js';
 
@@ -85,7 +86,7 @@ export async function assertRemoteReachable(remote: string, options: { cwd: stri
 
 /** E19 kind of a job a worker failed with `reason` (`CODE: message`). */
 export function kindOfFailure(reason: string): AgentFailureKind {
-  if (reason.startsWith(dispatchCodes.remoteUnreachable) || reason.startsWith(dispatchCodes.noWorker) || reason.startsWith(dispatchCodes.jobTooLarge) || reason.startsWith(dispatchCodes.redisFull)) return 'config';
+  if (reason.startsWith(dispatchCodes.versionSkew) || reason.startsWith(dispatchCodes.remoteUnreachable) || reason.startsWith(dispatchCodes.noWorker) || reason.startsWith(dispatchCodes.jobTooLarge) || reason.startsWith(dispatchCodes.redisFull)) return 'config';
   // A23-52: by the leading code, or BullMQ's own stall/lock errors as they begin — never a word inside the text (`/stalled|lock/i`
   // made a setup failing on `yarn.lock` transient, three runs on three workers, and any failure of a slug like `clock`).
   if (reason.startsWith(dispatchCodes.redisLost) || reason.startsWith(dispatchCodes.baseMissing) || reason.startsWith(dispatchCodes.branchMoved) || reason.startsWith(dispatchCodes.lockLost) || /^(job stalled more than allowable limit|Missing lock for job |Lock mismatch for job |could not renew lock for job )/.test(reason)) return 'transient';
@@ -210,22 +211,14 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
    */
   const awaitingKey = (id: string) => `polywave:awaiting:${id}`;
   const awaiter = `${os.hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 10)}`;
-  const claimAwaiting = (id: string): (() => void) => {
-    const claim = () => client.set(awaitingKey(id), awaiter, 'PX', awaitingTtlMs).catch(() => undefined);
-    void claim();
-    const timer = setInterval(() => void claim(), Math.floor(awaitingTtlMs / 3));
-    timer.unref();
-    return () => {
-      clearInterval(timer);
-      void client.get(awaitingKey(id)).then((value) => (value === awaiter ? client.del(awaitingKey(id)) : 0)).catch(() => undefined);
-    };
-  };
+  // (issue 17, replayed jobs: the claim is signed and names the enqueues awaited — a worker runs a job only while one is live; job-claim.ts)
+  const claimAwaiting = (id: string, sigs: Array<string | undefined> = []) => holdJobClaim(client, key, id, awaiter, awaitingTtlMs, sigs);
   /** The other orchestrator that awaits job `id`, once that claim has not lapsed within `waitMs` (a killed one's lapses), else undefined. */
   const otherAwaiter = async (id: string, waitMs: number): Promise<string | undefined> => {
     const deadline = Date.now() + waitMs;
     for (;;) {
-      const holder = await client.get(awaitingKey(id)).catch(() => null);
-      if (holder === null || holder === awaiter) return undefined;
+      const holder = claimAwaiter(await client.get(awaitingKey(id)).catch(() => null));
+      if (holder === undefined || holder === awaiter) return undefined;
       if (Date.now() >= deadline) return holder.split(':').slice(0, 2).join(' pid ');
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
@@ -561,7 +554,8 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       }
       const text = await scriptText(spec, job);
       let data: AgentJobData = {
-        v: 1,
+        v: jobFormat,
+        polywave: polywaveVersion(),
         job_id: '',
         slug: context.slug,
         wave: context.wave,
@@ -619,7 +613,8 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         const left = await guarded(notAdoptedOf(queue, context, jobId, data));
         if (left.length > 0) dispatch.not_adopted = left;
       }
-      releaseAwaiting = claimAwaiting(jobId);
+      const jobClaim = claimAwaiting(jobId, [orphan?.data.sig]);
+      releaseAwaiting = jobClaim.release;
       // The report, written when the agent reports (as in-process), from the job's progress: the
       // worker publishes it there at once (it validated it with the writer's rules). Written one at a
       // time, in order; ignored once the job's result is here (a late copy from a lost run).
@@ -757,6 +752,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       // A21-43/A21-11: signed with the dispatch key; a worker runs no job without a valid signature.
       data = key.sign('agent-job', jobId, data);
       if (data.sig !== undefined) acceptedSigs.add(data.sig);
+      await guarded(jobClaim.name(data.sig));
       // E9: the same attempt on the same base with the same content is one job, however often it is enqueued.
       const add = () => queue.add('agent', data, { jobId, attempts: 1, removeOnComplete: { age: keep }, removeOnFail: { age: keep } });
       // (a mark of an earlier watch that gave up on this very job id is not this attempt's: A22-24)
@@ -781,6 +777,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         if (!stored || !sameContent(stored.data, digest)) return fail('fatal', dispatchCodes.invalidJob, `job ${jobId} in Redis holds other content than this attempt; not reused`);
       }
       if (typeof stored.data.sig === 'string') acceptedSigs.add(stored.data.sig);
+      await guarded(jobClaim.name(stored.data.sig));
       sigsKnown();
       let state = await guarded(stored.getState());
       // E9 reuses a job still queued or running (its orchestrator was interrupted) and a success (a
@@ -827,7 +824,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
             await withdrawEarly(`failed (${error.message.slice(0, 200)})`, error.outcome.failure?.kind);
             return { outcome: error.outcome, spec, jail, dispatch: { ...dispatch, stalls: stalls.get(jobId) ?? 0 } };
           }
-          const reason = redactUserinfo(error instanceof Error ? error.message : String(error));
+          const reason = explainOldWorker(redactUserinfo(error instanceof Error ? error.message : String(error)));
           await withdrawEarly(`failed on its worker (${reason.slice(0, 200)})`, kindOfFailure(reason), reason.startsWith(dispatchCodes.branchMoved));
           stored = (await guarded(Job.fromId<AgentJobData, AgentJobReturn>(queue, jobId))) ?? stored;
           dispatch.stalls = stalls.get(jobId) ?? 0;
@@ -999,6 +996,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
     const failWith = (code: string, message: string): never => {
       throw new PolywaveError({ code, message: redactUserinfo(message) });
     };
+    let gateClaim: ReturnType<typeof claimAwaiting> | undefined;
     try {
       if (!(await guarded(waitForWorker(labels), job.signal))) failWith(dispatchCodes.noWorker, `no live worker of the shared remote ${options.remote}${queueName ? ` (queue ${queueName})` : ''} ${labels.length > 0 ? `has the label(s) ${labels.join(', ')}` : 'is connected'} to run the gates of agent ${job.agentId} (waited ${Math.round(labelWaitMs / 1000)} s)`);
       try {
@@ -1010,7 +1008,8 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       }
       const defaultTimeoutMs = job.defaultTimeoutMs ?? 10 * 60_000;
       const data: GateJobData = {
-        v: 1,
+        v: jobFormat,
+        polywave: polywaveVersion(),
         kind: 'gate',
         job_id: '',
         slug: job.slug,
@@ -1031,10 +1030,13 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       const events = await guarded(ready, job.signal);
       data.enqueued_at = Date.now();
       const signed = key.sign('gate-job', jobId, data);
+      gateClaim = claimAwaiting(jobId, [signed.sig]);
+      await guarded(gateClaim.written, job.signal);
       const add = () => queue.add('gate', signed, { jobId, attempts: 1, removeOnComplete: { age: keep }, removeOnFail: { age: keep } });
       await guarded(add(), job.signal);
       let stored = await guarded(Job.fromId<GateJobData, GateJobReturn>(queue, jobId), job.signal);
       if (!stored) return failWith(dispatchCodes.redisLost, `gate job ${jobId} vanished from Redis`);
+      await guarded(gateClaim.name(stored.data?.sig), job.signal);
       // The same gates on the same commit, finished before (an earlier finalize of this wave): run
       // again, as local gates would (outside the E38 cache, a flaky gate is not stuck with its result).
       // One still queued or running (a concurrent finalize) is waited for. Its time bound: every gate's timeout.
@@ -1052,7 +1054,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         if (error instanceof WatchError) return failWith(dispatchCodes.workerFailed, error.message);
         if (error instanceof OutageError) return failWith(dispatchCodes.redisLost, error.message);
         if (error instanceof AbortedError) return failWith(dispatchCodes.workerFailed, `interrupted while gate job ${jobId} ran on a worker: ${error.message}`);
-        const reason = error instanceof Error ? error.message : String(error);
+        const reason = explainOldWorker(error instanceof Error ? error.message : String(error));
         return failWith(/^[A-Z][A-Z0-9_]+:/.exec(reason) ? reason.slice(0, reason.indexOf(':')) : dispatchCodes.workerFailed, `gate job ${jobId} failed on its worker: ${reason}`);
       } finally {
         watch.stop();
@@ -1070,6 +1072,8 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       if (error instanceof AbortedError) failWith(dispatchCodes.workerFailed, `interrupted: ${error.message}`);
       if (error instanceof Error && isRedisFull(error.message)) failWith(dispatchCodes.redisFull, redisRefusedWrite(options.url, error.message, `the gate job of agent ${job.agentId} could not be enqueued or followed`).message);
       throw error;
+    } finally {
+      gateClaim?.release();
     }
   };
 

@@ -27,6 +27,9 @@ export const workerRecordSchema = z.object({
   remote_key: z.string().regex(/^[0-9a-f]{12}$/).optional(),
   /** The named queue it serves (`polywave worker --queue`); absent: the remote's default queues. */
   queue: z.string().regex(queuePattern).optional(),
+  /** Version skew: its polywave version and the job format it runs (src/dispatch/job-claim.ts); absent in records of workers before job format 2. */
+  version: z.string().max(40).optional(),
+  job_format: z.number().int().nonnegative().optional(),
 });
 
 export type WorkerRecord = z.infer<typeof workerRecordSchema>;

@@ -11,6 +11,7 @@ import { readAgentCliTemplates } from '../agents/agent-cli-templates.js';
 import type { AgentCliTemplate } from '../store/project-config.js';
 import { dispatchCodes } from '../dispatch/codes.js';
 import { dispatchKeyEnv, loadDispatchKey, type DispatchKey } from '../dispatch/auth.js';
+import { jobFormat, jobFormatSkew, polywaveVersion, replayedJobMessage, unclaimedJob } from '../dispatch/job-claim.js';
 import { agentJobDataSchema, assertGateJobIdentity, assertJobBaseRef, assertJobBranch, assertJobSize, assertJobIdentity, assertJobModel, workerAllows, checkQueueName, expectedJobId, gateJobDataSchema, givenUpKey, jobRunMarginMs, jobLimits, jobRole, labelSubsets, normalizeLabels, queueNameFor, remoteKey, runCounterKey, runCounterTtlSeconds, worktreeToken, type AgentJobData, type AgentJobReturn, type GateJobReturn } from '../dispatch/job.js';
 import { withoutCredentials } from '../agents/credentials.js';
 import { runGates } from '../gates/run-gates.js';
@@ -227,7 +228,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   let done = 0;
   const startedAt = new Date().toISOString();
   const heartbeatMs = options.heartbeatMs ?? 2000;
-  const record = (): WorkerRecord => ({ id, host: os.hostname(), pid: process.pid, labels, concurrency: options.concurrency, current: [...current].sort(), done, started_at: startedAt, heartbeat_at: new Date().toISOString(), remote_key: key, ...(queue ? { queue } : {}) });
+  const record = (): WorkerRecord => ({ id, host: os.hostname(), pid: process.pid, labels, concurrency: options.concurrency, current: [...current].sort(), done, started_at: startedAt, heartbeat_at: new Date().toISOString(), remote_key: key, ...(queue ? { queue } : {}), version: polywaveVersion(), job_format: jobFormat });
   /**
    * A20-16: why this worker's `--dir` cannot be written now (its disk full, read-only, failing), if so. Meanwhile it
    * takes no jobs and is not in the registry (no orchestrator counts it as a live worker of its labels); a probe
@@ -601,6 +602,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
    * started with --unsafe-no-sandbox (outside attack #14: it ran unsandboxed).
    */
   const processGateJob = async (job: Job, token?: string): Promise<GateJobReturn> => {
+    const skew = jobFormatSkew(job.data, 'gate job', String(job.id), id, dispatchKey.verify('gate-job', String(job.id), job.data));
+    if (skew !== undefined) throw new UnrecoverableError(skew);
     if (!dispatchKey.verify('gate-job', String(job.id), job.data)) throw new UnrecoverableError(forgedJob('gate job', job));
     const parsed = gateJobDataSchema.safeParse(job.data);
     if (!parsed.success) throw new UnrecoverableError(`${dispatchCodes.invalidJob}: gate job ${String(job.id).slice(0, 120)}: ${parsed.error.issues[0]?.path.join('.') ?? ''} ${parsed.error.issues[0]?.message ?? 'invalid'}`);
@@ -613,6 +616,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     } catch (error) {
       throw new UnrecoverableError(PolywaveError.isInstance(error) ? `${error.code}: ${error.message}` : String(error));
     }
+    // Issue 17 (replays): only while an orchestrator awaits this very enqueue (its signed, live claim; job-claim.ts).
+    const unclaimed = await unclaimedJob(client, dispatchKey, { jobId: data.job_id, sig: data.sig });
+    if (unclaimed !== undefined) throw new UnrecoverableError(replayedJobMessage('gate job', data.job_id, unclaimed));
     await refuseWithoutSandbox('gate', data.job_id);
     const admitted = admit(data.job_id);
     if ('handBackMs' in admitted) return handBack(job, token, admitted.handBackMs);
@@ -682,6 +688,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     // The job's start, step by step (the worker's clock, ms since the epoch): bench:dispatch's breakdown.
     const steps: Record<string, number> = { ...(handedOverAt !== undefined ? { active: handedOverAt } : {}), processor: Date.now() };
     const step = (name: string) => (steps[name] ??= Date.now());
+    // Version skew: a job format this worker does not run is refused naming both versions (job-claim.ts).
+    const skew = jobFormatSkew(job.data, 'job', String(job.id), id, dispatchKey.verify('agent-job', String(job.id), job.data));
+    if (skew !== undefined) throw new UnrecoverableError(skew);
     // A21-43/A21-11: a job the orchestrator did not sign (written into Redis by someone else) runs nothing here.
     if (!dispatchKey.verify('agent-job', String(job.id), job.data)) throw new UnrecoverableError(forgedJob('job', job));
     const parsed = agentJobDataSchema.safeParse(job.data);
@@ -701,6 +710,13 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       scriptFile = inside(path.join(dir, 'scripts'), `${data.job_id}.yaml`);
     } catch (error) {
       throw new UnrecoverableError(PolywaveError.isInstance(error) ? `${error.code}: ${error.message}` : String(error));
+    }
+    // Issue 17 (replays): a signed job runs only while an orchestrator awaits this very enqueue (its signed, live claim naming
+    // the job's sig): an earlier job re-added to a queue by a Redis writer is refused, nothing fetched or run (job-claim.ts).
+    const unclaimed = await unclaimedJob(client, dispatchKey, { jobId: data.job_id, sig: data.sig });
+    if (unclaimed !== undefined) {
+      log(`job ${data.job_id}: refused, ${unclaimed}`);
+      throw new UnrecoverableError(replayedJobMessage('job', data.job_id, unclaimed));
     }
     try {
       assertJobModel(data, options.modelAllow ?? []);
@@ -1221,7 +1237,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
 /** Runs the job checks of a start on a made-up job (its result is dropped): see its call. */
 function warmJobChecks(): void {
   const base = '0'.repeat(40);
-  const data: AgentJobData = { v: 1, job_id: '', slug: 'warm-up', wave: 1, agent: 'A', attempt: 1, role: 'wave', model: 'script:', script_text: 'version: 1\n', system_prompt: '', prompt: '', base_commit: base, branch: 'polywave/warm-up/wave1-agent-A', base_ref: 'refs/polywave/base/warm-up/wave1', owned_files: ['a'], frozen_paths: [], limits: {}, labels: [], remote: 'file:///warm-up', enqueued_at: 0 };
+  const data: AgentJobData = { v: jobFormat, polywave: polywaveVersion(), job_id: '', slug: 'warm-up', wave: 1, agent: 'A', attempt: 1, role: 'wave', model: 'script:', script_text: 'version: 1\n', system_prompt: '', prompt: '', base_commit: base, branch: 'polywave/warm-up/wave1-agent-A', base_ref: 'refs/polywave/base/warm-up/wave1', owned_files: ['a'], frozen_paths: [], limits: {}, labels: [], remote: 'file:///warm-up', enqueued_at: 0 };
   try {
     data.job_id = expectedJobId(data);
     agentJobDataSchema.safeParse(data);
