@@ -834,10 +834,10 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
       // The runs' numbers, as their workers take them from Redis: wa 1, wz 2, wb 3 (A19-05: the order is Redis's).
       for (let count = 0; count < 3; count += 1) await numbers.incr(runCounterKey(queueName, String(bullJob.id)));
       for (const [run, worker, number, events] of [['wa:1000', 'wa', 1, turn(1)], ['wb:2000', 'wb', 3, turn(1)], ['wa:1000', 'wa', 1, turn(2)], ['wz:500', 'wz', 2, turn(3)], ['wb:2000', 'wb', 3, turn(2)]] as const) {
-        await bullJob.updateProgress(testDispatchKey.sign('progress', String(bullJob.id), { job_sig: (bullJob.data as { sig?: string }).sig, run, run_no: number, worker, host: 'h', events }));
+        await bullJob.updateProgress(testDispatchKey.sign('progress', String(bullJob.id), { job_sig: (bullJob.data as { sig?: string }).sig, queue: bullJob.queueName, run, run_no: number, worker, host: 'h', events }));
         await sleep(250);
       }
-      return testDispatchKey.sign('agent-result', String(bullJob.id), { v: 1, job_sig: (bullJob.data as { sig?: string }).sig, run: 'wb:2000', run_no: 3, job_id: bullJob.id, worker: 'wb', outcome: { status: 'failed', failure: { kind: 'fatal', message: 'played' }, text: '', turns: 2, usage: { inputTokens: 0, outputTokens: 0 }, durationMs: 1, denials: [] }, events: [], started_at: 2000, finished_at: Date.now() });
+      return testDispatchKey.sign('agent-result', String(bullJob.id), { v: 1, job_sig: (bullJob.data as { sig?: string }).sig, queue: bullJob.queueName, run: 'wb:2000', run_no: 3, job_id: bullJob.id, worker: 'wb', outcome: { status: 'failed', failure: { kind: 'fatal', message: 'played' }, text: '', turns: 2, usage: { inputTokens: 0, outputTokens: 0 }, durationMs: 1, denials: [] }, events: [], started_at: 2000, finished_at: Date.now() });
     }, { connection });
     const client = new Redis(redis.url);
     await writeWorkerRecord(client, { id: 'h-flip', host: 'test', pid: 1, labels: ['flip'], concurrency: 1, current: [], done: 0, started_at: '', heartbeat_at: '', remote_key: remoteKey(remote) }, 60_000);
@@ -884,10 +884,10 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
       for (let count = 0; count < 2; count += 1) await numbers.incr(runCounterKey(queueName, String(bullJob.id)));
       const plays: Array<[string, string, number | undefined, unknown[]]> = [[ahead, 'wahead', 1, turn(1)], [fast, 'wfast', 2, turn(1)], [ahead, 'wahead', 1, turn(2)], ['evil:9999999999999', 'evil-worker', undefined, turn(3)], ['evil2:9999999999999', 'evil2', 7, turn(4)], [fast, 'wfast', 2, turn(2)]];
       for (const [run, worker, number, events] of plays) {
-        await bullJob.updateProgress(testDispatchKey.sign('progress', String(bullJob.id), { job_sig: (bullJob.data as { sig?: string }).sig, run, ...(number !== undefined ? { run_no: number } : {}), worker, host: 'h', events }));
+        await bullJob.updateProgress(testDispatchKey.sign('progress', String(bullJob.id), { job_sig: (bullJob.data as { sig?: string }).sig, queue: bullJob.queueName, run, ...(number !== undefined ? { run_no: number } : {}), worker, host: 'h', events }));
         await sleep(250);
       }
-      return testDispatchKey.sign('agent-result', String(bullJob.id), { v: 1, job_sig: (bullJob.data as { sig?: string }).sig, run: fast, run_no: 2, job_id: bullJob.id, worker: 'wfast', outcome: { status: 'failed', failure: { kind: 'fatal', message: 'played' }, text: '', turns: 2, usage: { inputTokens: 0, outputTokens: 0 }, durationMs: 1, denials: [] }, events: [], started_at: 2000, finished_at: Date.now() });
+      return testDispatchKey.sign('agent-result', String(bullJob.id), { v: 1, job_sig: (bullJob.data as { sig?: string }).sig, queue: bullJob.queueName, run: fast, run_no: 2, job_id: bullJob.id, worker: 'wfast', outcome: { status: 'failed', failure: { kind: 'fatal', message: 'played' }, text: '', turns: 2, usage: { inputTokens: 0, outputTokens: 0 }, durationMs: 1, denials: [] }, events: [], started_at: 2000, finished_at: Date.now() });
     }, { connection });
     const client = new Redis(redis.url);
     await writeWorkerRecord(client, { id: 'h-skew', host: 'test', pid: 1, labels: ['skew'], concurrency: 1, current: [], done: 0, started_at: '', heartbeat_at: '', remote_key: remoteKey(remote) }, 60_000);
@@ -912,6 +912,60 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
       await dispatcher.close();
       await player.close(true);
       await client.del('polywave:workers:h-skew');
+      client.disconnect();
+      numbers.disconnect();
+    }
+  }, 120_000);
+
+  // Outside round A24-15: the run counter (`polywave:run:<queue>:<job id>`) is a plain Redis key of ONE queue, which a
+  // writer to the Redis sets at will: a copy of the signed job run on ANOTHER queue, numbered 100, took the job (its
+  // events, report, commits) and its genuine result was the attempt's. Now progress and results name the queue their
+  // worker took the job from (signed): another queue's are not the job's, whatever their number.
+  it.concurrent('A24-15: a genuine run of a copy of the job on ANOTHER queue, its run number raised to 100, never takes the job — its result is refused (DISPATCH_REPLAYED)', async ({ expect }) => {
+    const connection = { host: '127.0.0.1', port: redis.port };
+    const remote = `file://${remoteDir}`;
+    const queueName = queueNameFor(['otherq'], remoteKey(remote));
+    const copyQueue = queueNameFor(['otherq'], remoteKey(remote), 'rp');
+    const turn = (number: number) => [{ type: 'turn-end', turn: number, usage: { inputTokens: 1, outputTokens: 1 }, seq: number - 1, at: Date.now() }];
+    const numbers = new Redis(redis.url);
+    const player = new Worker(queueName, async (bullJob) => {
+      const id = String(bullJob.id);
+      const sig = (bullJob.data as { sig?: string }).sig;
+      await numbers.incr(runCounterKey(queueName, id));
+      // (the writer raises both counters — the copy's queue's, as its worker INCRs it, and this queue's, which the
+      // orchestrator reads to know which numbers Redis handed out)
+      await numbers.set(runCounterKey(copyQueue, id), '100');
+      await numbers.set(runCounterKey(queueName, id), '100');
+      for (const [run, worker, number, from, events] of [['wp:1000', 'wp', 1, queueName, turn(1)], ['wcopy:2000', 'wcopy', 100, copyQueue, turn(1)], ['wp:1000', 'wp', 1, queueName, turn(2)]] as const) {
+        await bullJob.updateProgress(testDispatchKey.sign('progress', id, { job_sig: sig, queue: from, run, run_no: number, worker, host: 'h', events }));
+        await sleep(250);
+      }
+      return testDispatchKey.sign('agent-result', id, { v: 1, job_sig: sig, queue: copyQueue, run: 'wcopy:2000', run_no: 100, job_id: bullJob.id, worker: 'wcopy', outcome: { status: 'failed', failure: { kind: 'fatal', message: 'played' }, text: '', turns: 2, usage: { inputTokens: 0, outputTokens: 0 }, durationMs: 1, denials: [] }, events: [], started_at: 2000, finished_at: Date.now() });
+    }, { connection });
+    const client = new Redis(redis.url);
+    await writeWorkerRecord(client, { id: 'h-otherq', host: 'test', pid: 1, labels: ['otherq'], concurrency: 1, current: [], done: 0, started_at: '', heartbeat_at: '', remote_key: remoteKey(remote) }, 60_000);
+    const branch = 'polywave/hostile/wave1-agent-N';
+    const worktree = hostile.repo.sibling('wt-otherq-N');
+    await hostile.repo.git.worktreeAdd({ path: worktree, branch, base, createBranch: true });
+    const env = { ...process.env, ...gitEnv };
+    const dispatcher = await createRedisDispatcher({ url: redis.url, remote, cwd: scratch, env, labels: { N: ['otherq'] }, pollMs: 200 });
+    const placed: string[] = [];
+    const delivered: string[] = [];
+    try {
+      const result = await dispatcher.runAgentJob({
+        options: { agentId: 'N', role: 'wave', wave: 1, model: `script:${hostile.scriptPath}`, systemPrompt: 's', prompt: 'otherq', cwd: worktree, branch, baseCommit: base, policy: { root: worktree, ownedFiles: ['src/n.js'], branch }, env },
+        context: { slug: 'hostile', wave: 1, agentId: 'N', attempt: 1, baseCommit: base, branch, repoRoot: hostile.repo.dir, solo: false },
+        onPlaced: (where) => placed.push(where.worker),
+        onWorkerEvent: (event, meta) => delivered.push(`${meta.worker}:${event.type === 'turn-end' ? event.turn : event.type}`),
+      });
+      // Before the fix: the copy (#100 > #1) took the job and its result ('played') was the attempt's.
+      expect(result.outcome.failure?.message).toMatch(/^DISPATCH_REPLAYED: .*it was run from another queue \(\S+\.rp@otherq\), not \S+ where this attempt enqueued the job/);
+      expect(placed).toEqual(['wp']);
+      expect(delivered).toEqual(['wp:1', 'wp:2']);
+    } finally {
+      await dispatcher.close();
+      await player.close(true);
+      await client.del('polywave:workers:h-otherq');
       client.disconnect();
       numbers.disconnect();
     }
@@ -942,7 +996,7 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     const starting = sleep(1500).then(() => {
       player = new Worker(queueName, async (bullJob) => {
         ran.push(String(bullJob.id));
-        return testDispatchKey.sign('agent-result', String(bullJob.id), { v: 1, job_sig: (bullJob.data as { sig?: string }).sig, run: 'hand-made:1', job_id: bullJob.id, worker: 'h-forged', outcome: { status: 'failed', failure: { kind: 'fatal', message: `ran ${(bullJob.data as AgentJobData).prompt}` }, text: '', turns: 1, usage: { inputTokens: 0, outputTokens: 0 }, durationMs: 1, denials: [] }, events: [], started_at: Date.now(), finished_at: Date.now() });
+        return testDispatchKey.sign('agent-result', String(bullJob.id), { v: 1, job_sig: (bullJob.data as { sig?: string }).sig, queue: bullJob.queueName, run: 'hand-made:1', job_id: bullJob.id, worker: 'h-forged', outcome: { status: 'failed', failure: { kind: 'fatal', message: `ran ${(bullJob.data as AgentJobData).prompt}` }, text: '', turns: 1, usage: { inputTokens: 0, outputTokens: 0 }, durationMs: 1, denials: [] }, events: [], started_at: Date.now(), finished_at: Date.now() });
       }, { connection });
     });
     try {
@@ -978,7 +1032,7 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     const player = new Worker(queueName, async (bullJob) => {
       ran.push(String(bullJob.id));
       await held;
-      return testDispatchKey.sign('agent-result', String(bullJob.id), { v: 1, job_sig: (bullJob.data as { sig?: string }).sig, run: 'hand-made:1', job_id: bullJob.id, worker: 'h-owned', outcome: { status: 'failed', failure: { kind: 'fatal', message: 'first' }, text: '', turns: 1, usage: { inputTokens: 0, outputTokens: 0 }, durationMs: 1, denials: [] }, events: [], started_at: Date.now(), finished_at: Date.now() });
+      return testDispatchKey.sign('agent-result', String(bullJob.id), { v: 1, job_sig: (bullJob.data as { sig?: string }).sig, queue: bullJob.queueName, run: 'hand-made:1', job_id: bullJob.id, worker: 'h-owned', outcome: { status: 'failed', failure: { kind: 'fatal', message: 'first' }, text: '', turns: 1, usage: { inputTokens: 0, outputTokens: 0 }, durationMs: 1, denials: [] }, events: [], started_at: Date.now(), finished_at: Date.now() });
     }, { connection });
     const client = new Redis(redis.url);
     await writeWorkerRecord(client, { id: 'h-owned', host: 'test', pid: 1, labels: ['owned'], concurrency: 1, current: [], done: 0, started_at: '', heartbeat_at: '', remote_key: remoteKey(remote) }, 60_000);
@@ -1019,7 +1073,7 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     const remote = `file://${remoteDir}`;
     const report = { status: 'complete', commit: base, files_changed: ['src/f.js'], verification: 'PASS', notes: 'early, from the refused run' };
     const refused = new Worker(queueNameFor(['moved'], remoteKey(remote)), async (bullJob) => {
-      await bullJob.updateProgress(testDispatchKey.sign('progress', String(bullJob.id), { job_sig: (bullJob.data as { sig?: string }).sig, run: 'wm:1000', worker: 'wm', host: 'h', report }));
+      await bullJob.updateProgress(testDispatchKey.sign('progress', String(bullJob.id), { job_sig: (bullJob.data as { sig?: string }).sig, queue: bullJob.queueName, run: 'wm:1000', worker: 'wm', host: 'h', report }));
       await sleep(500);
       throw new Error(`DISPATCH_BRANCH_MOVED: polywave/hostile/wave1-agent-F on the shared remote ${remote} moved while job ${bullJob.id} ran (another run of it pushed); not pushed over it`);
     }, { connection });
@@ -1050,7 +1104,7 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
   it.concurrent('F15: a result whose head is not a commit id is refused by the orchestrator (never given to git)', async ({ expect }) => {
     const connection = { host: '127.0.0.1', port: redis.port };
     const remote = `file://${remoteDir}`;
-    const liar = new Worker(queueNameFor(['liar'], remoteKey(remote)), async (bullJob) => testDispatchKey.sign('agent-result', String(bullJob.id), { v: 1, job_sig: (bullJob.data as { sig?: string }).sig, run: 'hand-made:1', job_id: bullJob.id, worker: 'h-liar', outcome: { status: 'complete', text: '', turns: 1, usage: { inputTokens: 0, outputTokens: 0 }, durationMs: 1, denials: [] }, head: '--help', events: [], started_at: Date.now(), finished_at: Date.now() }), { connection });
+    const liar = new Worker(queueNameFor(['liar'], remoteKey(remote)), async (bullJob) => testDispatchKey.sign('agent-result', String(bullJob.id), { v: 1, job_sig: (bullJob.data as { sig?: string }).sig, queue: bullJob.queueName, run: 'hand-made:1', job_id: bullJob.id, worker: 'h-liar', outcome: { status: 'complete', text: '', turns: 1, usage: { inputTokens: 0, outputTokens: 0 }, durationMs: 1, denials: [] }, head: '--help', events: [], started_at: Date.now(), finished_at: Date.now() }), { connection });
     const client = new Redis(redis.url);
     await writeWorkerRecord(client, { id: 'h-liar', host: 'test', pid: 1, labels: ['liar'], concurrency: 1, current: [], done: 0, started_at: '', heartbeat_at: '', remote_key: remoteKey(remote) }, 60_000);
     const branch = 'polywave/hostile/wave1-agent-C';

@@ -70,7 +70,10 @@ export function queueNameFor(labels: readonly string[], remote: string, queue?: 
 /**
  * A19-05/A19-03: the counter of a job's runs (`polywave:run:<queue>:<job id>`): a worker INCRs it when it starts a run
  * and puts the number in the run's progress (`run_no`); the orchestrator orders the job's runs by it — never by a
- * worker's clock — and ignores a run whose number Redis never handed out.
+ * worker's clock — and ignores a run whose number Redis never handed out. Outside round A24-15/A24-04: a plain Redis key
+ * of ONE queue (a writer sets it; a Redis restarted empty starts it at 1 again): it orders runs of the job on the queue
+ * it was enqueued on only (results and progress name their queue, signed), and the orchestrator's own add of the job
+ * again restarts the order.
  */
 export function runCounterKey(queueName: string, jobId: string): string {
   return `polywave:run:${queueName}:${jobId}`;
@@ -319,6 +322,13 @@ export interface AgentJobReturn {
   run?: string;
   run_no?: number;
   job_sig?: string;
+  /**
+   * Outside round A24-15: the queue the worker took the job from (BullMQ's queue name), signed with the rest and in
+   * every progress record too: a genuine run of a copy of the job on another queue (a Redis writer's, its run counter
+   * raised at will) is not this job's (`DISPATCH_REPLAYED`); one naming no queue (a worker older than its orchestrator)
+   * is refused the same way.
+   */
+  queue?: string;
   /** A21-43: the worker's HMAC-SHA256 of the result with the dispatch key (src/dispatch/auth.ts). */
   sig?: string;
 }

@@ -655,6 +655,21 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         const read = client.get(runCounterKey(queue.name, jobId)).then((value) => Number(value) || 0, () => 0);
         return Promise.race([read, new Promise<number>((resolve) => (timer = setTimeout(() => resolve(0), 2000)))]).finally(() => clearTimeout(timer));
       };
+      /** How often this attempt added the job again (below): a progress record judged across one is judged again. */
+      let addsAgain = 0;
+      /**
+       * Outside round A24-04: the orchestrator adds the job again — its key vanished (a Redis restarted empty, a DEL), a
+       * failed run is retried, other content replaced. The run placed so far is over (its messages are ignored, its result
+       * refused: that job is gone), and the runs to come are numbered anew — a Redis restarted empty hands out #1 again,
+       * which the remembered run's number refused as a replay (`DISPATCH_REPLAYED`, the wave BLOCKED).
+       */
+      const addingAgain = (): void => {
+        if (placedRun !== undefined && supersededRuns.size < 1000) supersededRuns.add(placedRun);
+        placedRun = undefined;
+        placedNo = 0;
+        handedOut = 0;
+        addsAgain += 1;
+      };
       // The job's progress messages are handled one at a time, in order (a new run's number is checked with Redis first).
       let progressChain: Promise<unknown> = Promise.resolve();
       const onProgress = ({ jobId: id, data: progress }: { jobId: string; data: unknown }) => {
@@ -670,7 +685,9 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         await Promise.race([sigsReady, new Promise((resolve) => setTimeout(resolve, 10_000).unref())]);
         if (resultHere) return;
         const progressSig = (progress as { job_sig?: unknown }).job_sig;
-        if (typeof progressSig !== 'string' || !acceptedSigs.has(progressSig)) {
+        // (A24-15: and only a run of it from the queue it was enqueued on — a copy a Redis writer put on another queue,
+        // its run counter raised at will, is not the job's)
+        if (typeof progressSig !== 'string' || !acceptedSigs.has(progressSig) || (progress as { queue?: unknown }).queue !== queue.name) {
           dispatch.replayed_progress = (dispatch.replayed_progress ?? 0) + 1;
           return;
         }
@@ -686,8 +703,11 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
           if (supersededRuns.has(runId)) return;
           const number = typeof runNumber === 'number' && Number.isSafeInteger(runNumber) && runNumber > 0 ? runNumber : 0;
           if (placedRun !== undefined && number <= placedNo) return;
+          const epoch = addsAgain;
           if (number > handedOut) handedOut = Math.max(handedOut, await counterNow());
           if (number > handedOut || resultHere) return;
+          // (the job was added again meanwhile: this run's record is judged anew, against the runs since)
+          if (epoch !== addsAgain) return handleProgress(progress);
           if (typeof runWorker === 'string' && runWorker !== '') placedNo = number;
         }
         // Where it runs, before the result: the worker puts its id in the progress when it takes the job.
@@ -764,6 +784,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       // Gone already (a worker took it at once and the key was then deleted — a non-persistent Redis,
       // a hostile DEL): added again under the same id, E9-safe, as the watch below does (seen in CI).
       for (let readded = 0; !stored && readded < 3; readded += 1) {
+        addingAgain();
         await guarded(add());
         stored = await guarded(Job.fromId<AgentJobData, AgentJobReturn>(queue, jobId));
       }
@@ -772,6 +793,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       if (!sameContent(stored.data, digest) || !key.verify('agent-job', jobId, stored.data)) {
         const removed = await guarded(stored.remove().then(() => true, () => false));
         if (!removed) return fail('fatal', dispatchCodes.invalidJob, `job ${jobId} in Redis holds other content than this attempt and is running; not reused`);
+        addingAgain();
         await guarded(add());
         stored = await guarded(Job.fromId<AgentJobData, AgentJobReturn>(queue, jobId));
         if (!stored || !sameContent(stored.data, digest)) return fail('fatal', dispatchCodes.invalidJob, `job ${jobId} in Redis holds other content than this attempt; not reused`);
@@ -785,10 +807,12 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       // F20: a relaunch got the old failure back without running anything): a BullMQ-failed job is
       // retried, a completed one carrying a failed outcome is replaced and runs again.
       if (state === 'failed') {
+        addingAgain();
         await guarded(stored.retry());
         state = 'waiting';
       } else if (state === 'completed' && !succeeded(stored.returnvalue, jobId)) {
         if (!(await guarded(stored.remove().then(() => true, () => false)))) return fail('transient', dispatchCodes.redisLost, `job ${jobId}: its earlier failed result could not be removed to run it again`);
+        addingAgain();
         await guarded(add());
         stored = await guarded(Job.fromId<AgentJobData, AgentJobReturn>(queue, jobId));
         if (!stored) return fail('transient', dispatchCodes.redisLost, `job ${jobId} vanished from Redis`);
@@ -798,7 +822,8 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       if (state === 'completed' && stored.returnvalue) value = stored.returnvalue;
       else {
         try {
-          const watch = watchJob(queue, jobId, add, labels, data.limits.timeoutMs ?? defaultAgentLimits.timeoutMs);
+          // (A24-04: the job vanished — a Redis restarted empty — and is added again: the runs to come are numbered anew)
+          const watch = watchJob(queue, jobId, () => (addingAgain(), add()), labels, data.limits.timeoutMs ?? defaultAgentLimits.timeoutMs);
           try {
             value = (await guarded(Promise.race([finishedOrVanished(stored, events), watch.promise]), request.signal)) as AgentJobReturn;
           } finally {
@@ -849,6 +874,9 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       // run placed here is the job's: not this attempt's result. Refused as a forged one (nothing of it merged).
       const replayedWhy = ((): string | undefined => {
         if (typeof value.job_sig !== 'string' || !acceptedSigs.has(value.job_sig)) return 'it answers another enqueue of the job id (an earlier job\'s, replayed), not the job this attempt awaits';
+        // A24-15: the queue its worker took it from is signed with it: a copy of the job run from another queue is not the
+        // job (its run number, a plain Redis key of that queue, was whatever a writer set)
+        if (value.queue !== queue.name) return value.queue === undefined ? `it names no queue it was taken from (a worker older than this orchestrator: upgrade it), not ${queue.name} where this attempt enqueued the job` : `it was run from another queue (${String(value.queue).slice(0, 160)}), not ${queue.name} where this attempt enqueued the job`;
         const resultNo = typeof value.run_no === 'number' && Number.isSafeInteger(value.run_no) && value.run_no > 0 ? value.run_no : 0;
         if (typeof value.run !== 'string' || supersededRuns.has(value.run)) return `it comes from ${typeof value.run === 'string' ? `run ${value.run.slice(0, 120)}, one the job was handed on from` : 'no named run'}`;
         // (a run Redis gave no number — its INCR unanswered — still counts, as its progress never took the job: A19-05)

@@ -775,7 +775,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     // and only of this very enqueue of the job — its `job_sig` — not one of an earlier job of the same id replayed)
     const earlier = dispatchKey.verify('progress', data.job_id, job.progress) && data.sig !== undefined && (job.progress as { job_sig?: unknown }).job_sig === data.sig ? job.progress : undefined;
     const earlierJournal = earlier && typeof earlier === 'object' && !Array.isArray(earlier) ? (earlier as { journal?: unknown }).journal : undefined;
-    let progress: Record<string, unknown> = { ...(Array.isArray(earlierJournal) ? { journal: earlierJournal } : {}), run: runId, ...(runNo !== undefined ? { run_no: runNo } : {}), ...(data.sig ? { job_sig: data.sig } : {}), worker: id, host: os.hostname() };
+    let progress: Record<string, unknown> = { ...(Array.isArray(earlierJournal) ? { journal: earlierJournal } : {}), run: runId, ...(runNo !== undefined ? { run_no: runNo } : {}), ...(data.sig ? { job_sig: data.sig } : {}), queue: job.queueName, worker: id, host: os.hostname() };
     const publish = (patch: Record<string, unknown>) => {
       const { events: _sent, pack: _pack, packed: _packed, ...rest } = progress;
       // (events and a pack travel once: an update without new ones does not repeat the last ones)
@@ -1031,7 +1031,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       }
       done += 1;
       log(`job ${data.job_id}: ${run.outcome.status}${report ? ` (report ${String(report.status)})` : ''}`);
-      return dispatchKey.sign('agent-result', data.job_id, { v: 1, job_id: data.job_id, worker: id, host: os.hostname(), outcome: { ...run.outcome, text: run.outcome.text.slice(0, jobLimits.resultText) }, ...(report ? { report } : {}), ...(head !== data.base_commit ? { head } : {}), events, ...(job.processedOn ? { fetched_at: job.processedOn } : {}), started_at: startedAtMs, ready_at: readyAtMs, ...(reportedAt ? { reported_at: reportedAt } : {}), ...(pushedAt ? { pushed_at: pushedAt } : {}), agent_end_at: agentEndAt, loop_delay_ms: lateBy(), steps, finished_at: Date.now(), run: runId, ...(runNo !== undefined ? { run_no: runNo } : {}), ...(data.sig ? { job_sig: data.sig } : {}) } satisfies AgentJobReturn);
+      return dispatchKey.sign('agent-result', data.job_id, { v: 1, job_id: data.job_id, worker: id, host: os.hostname(), outcome: { ...run.outcome, text: run.outcome.text.slice(0, jobLimits.resultText) }, ...(report ? { report } : {}), ...(head !== data.base_commit ? { head } : {}), events, ...(job.processedOn ? { fetched_at: job.processedOn } : {}), started_at: startedAtMs, ready_at: readyAtMs, ...(reportedAt ? { reported_at: reportedAt } : {}), ...(pushedAt ? { pushed_at: pushedAt } : {}), agent_end_at: agentEndAt, loop_delay_ms: lateBy(), steps, finished_at: Date.now(), run: runId, ...(runNo !== undefined ? { run_no: runNo } : {}), ...(data.sig ? { job_sig: data.sig } : {}), queue: job.queueName } satisfies AgentJobReturn);
     } catch (error) {
       // A20-16, A21-08: a disk error in the job's setup or later (the agent's writes, a commit, the push's local refs).
       // Any failure of the setup is looked at (a probe write), a later one when it names a disk error.
