@@ -207,6 +207,30 @@ describe('finalize-wave: the whole pipeline', () => {
     expect(retry.stderr).toContain('--dispatch redis://127.0.0.1:6399');
   });
 
+  it('A24-05a: an agent WITHOUT a report whose dispatched attempt never ended in an orchestrator: finalize-wave and resume-detect name the run-wave re-run with its dispatch flags and --model', async () => {
+    const fixture = await createWaveFixture(threeAgents);
+    await fixture.startWave(1);
+    for (const id of ['B', 'C']) await fixture.complete(id, { [`src/${id.toLowerCase()}.ts`]: `export const ${id.toLowerCase()} = 1;\n` });
+    // run-wave killed while A's job ran, before any early report: its attempt record is left open (A20-49, A23-04's --model)
+    const flags = '--dispatch redis://127.0.0.1:6399 --dispatch-remote file:///srv/shared.git --model script:/srv/agents.yaml';
+    const journal = journalPaths(fixture.repo.dir, fixture.manifest().feature_slug ?? '', 1, 'A');
+    mkdirSync(journal.dir, { recursive: true });
+    writeFileSync(path.join(journal.dir, 'attempt.json'), `${JSON.stringify({ attempt: 1, dispatched: { dispatcher: 'redis', flags } })}\n`);
+    const result = await fixture.finalize(1);
+    expect(result.success).toBe(false);
+    expect(failedStep(result)?.step).toBe('verify-completion-reports');
+    // Before the fix: only "missing completion reports … agents must call polywave-tools set-completion" — no dispatch, no model.
+    expect(failedStep(result)?.detail).toContain(`agent(s) A ran as job(s) on a worker (${flags}) whose result no orchestrator collected — re-run \`polywave run-wave ${fixture.implPath} --wave 1 ${flags}\``);
+    expect(await mergeCommits(fixture.repo)).toHaveLength(0);
+    const env = { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
+    const detect = await runCli(['resume-detect'], { cwd: fixture.repo.dir, env, timeoutMs: 60_000 });
+    expect(detect.code, detect.stderr).toBe(0);
+    const candidate = (JSON.parse(detect.stdout) as Array<{ resume_command: string; suggested_action: string }>)[0]!;
+    // Before the fix: `polywave prepare-wave … --wave 1` ("relaunch those agents": in-process, a second run of A's job).
+    expect(candidate.resume_command).toBe(`polywave run-wave ${fixture.implPath} --wave 1 ${flags}`);
+    expect(candidate.suggested_action).toContain('agent(s) A have no report, but their attempt(s) ran as job(s) on a worker');
+  });
+
   it('A21-30: merge-agents and --skip-merge refuse an agent whose report is not complete (a withdrawn report: its commits stay unmerged)', async () => {
     const fixture = await threeAgentWave();
     // B's report withdrawn (as the dispatcher withdraws an early report whose job failed): blocked, at the base.

@@ -121,6 +121,17 @@ export async function detectResumable(options: DetectResumeOptions): Promise<Res
               }),
             )
           ).filter((item): item is NonNullable<typeof item> => item !== undefined);
+    const missingDispatched =
+      resumeWave === undefined || missing.length === 0
+        ? []
+        : (
+            await Promise.all(
+              missing.map(async (id) => {
+                const open = await openDispatchedRecord(journalPaths(repoRoot, impl.slug, waveNumber, id).dir);
+                return open ? { id, ...open } : undefined;
+              }),
+            )
+          ).filter((item): item is NonNullable<typeof item> => item !== undefined);
     let action: string;
     let command: string;
     if (uncollected.length > 0 && finalizeWave !== undefined && manifest.state === 'BLOCKED') {
@@ -142,6 +153,11 @@ export async function detectResumable(options: DetectResumeOptions): Promise<Res
     } else if (missing.length === 0) {
       action = `wave ${waveNumber}: every agent reported complete — finalize the wave`;
       command = `polywave finalize-wave ${implArg} --wave ${waveNumber}`;
+    } else if (missingDispatched.length > 0) {
+      // A24-05a: agents without a report whose jobs ran on a worker (the orchestrator killed before any early report):
+      // the re-run with the run's dispatch flags and --model collects them — a plain relaunch would run them again here.
+      action = `wave ${waveNumber}: agent(s) ${missingDispatched.map((item) => item.id).join(', ')} have no report, but their attempt(s) ran as job(s) on a worker (${missingDispatched[0]!.flags}) whose result no orchestrator collected (the orchestrator stopped) — re-run run-wave with the same dispatch flags (it prepares the wave again, awaits or adopts each job, and relaunches the agents without one)`;
+      command = `polywave run-wave ${implArg} --wave ${waveNumber} ${missingDispatched[0]!.flags}`;
     } else if (dirty.length > 0) {
       action = `wave ${waveNumber}: ${dirty.length} worktree(s) hold uncommitted work — re-run prepare-wave (it reuses them) and relaunch agents ${missing.join(', ')}`;
       command = `polywave prepare-wave ${implArg} --wave ${waveNumber}`;

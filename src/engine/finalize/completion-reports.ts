@@ -8,13 +8,21 @@ import { manifestOf, type AgentFailure, type FinalizeContext } from './context.j
 /** I4: every agent of the wave has a completion report in the manifest. */
 export const completionReportsStep: StepDefinition<FinalizeContext> = {
   name: 'verify-completion-reports',
-  run(context) {
-    const missing = context.agents.filter((agent) => agent.report === undefined).map((agent) => agent.id);
+  async run(context) {
+    const missing = context.agents.filter((agent) => agent.report === undefined);
     if (missing.length > 0) {
+      // Outside round A24-05a: an agent without a report whose attempt ran as a job on a worker and never ended in an
+      // orchestrator (run-wave killed before any early report) — the run-wave re-run with the run's dispatch flags (and
+      // `--model`, A23-04) collects the job; "relaunch" without them would run the agent again in-process.
+      const open = (await Promise.all(missing.map(async (agent) => {
+        const record = await openDispatchedRecord(journalPaths(agent.repo.root, context.slug, context.wave, agent.id).dir);
+        return record ? { agent: agent.id, ...record } : undefined;
+      }))).filter((item): item is NonNullable<typeof item> => item !== undefined);
+      const rerun = open.length > 0 ? `; agent(s) ${open.map((item) => item.agent).join(', ')} ran as job(s) on a worker (${open[0]!.flags}) whose result no orchestrator collected — re-run \`polywave run-wave ${context.implPath} --wave ${context.wave} ${open[0]!.flags}\` (it awaits or adopts each job, then finalizes)` : '';
       return {
         status: 'failed',
-        detail: `finalize-wave: missing completion reports for agents: [${missing.join(', ')}] — agents must call polywave-tools set-completion before merge (I4)`,
-        data: { missing },
+        detail: `finalize-wave: missing completion reports for agents: [${missing.map((agent) => agent.id).join(', ')}] — agents must call polywave-tools set-completion before merge (I4)${rerun}`,
+        data: { missing: missing.map((agent) => agent.id), ...(open.length > 0 ? { uncollected: open } : {}) },
       };
     }
     return { status: 'success', detail: `all ${context.agents.length} agent(s) reported (I4)` };
