@@ -540,7 +540,7 @@ async function runClaudeCode(request: AgentRunRequest, loadSdk: () => Promise<Cl
     if (plan) {
       // What the sandbox contained shows only as a failure in the output: record it as a denial.
       const output = bashResponseText(input.tool_response);
-      for (const refusal of sandboxDenialsIn(output)) addDenial(toolUseId ?? input.tool_use_id, { tool: 'Bash', code: refusal.code, reason: refusal.reason, ...(command !== undefined ? { target: command } : {}) });
+      for (const refusal of sandboxDenialsIn(output, { plan, cwd: request.cwd })) addDenial(toolUseId ?? input.tool_use_id, { tool: 'Bash', code: refusal.code, reason: refusal.reason, ...(command !== undefined ? { target: command } : {}) });
       if (command !== undefined && isGitWriteRefusal(command, output)) contexts.push(`[polywave sandbox] ${gitCommitHint.replace('the git_commit tool', `the ${gitCommitToolName} tool`)}`);
     }
     let fresh: Array<{ code: string; reason: string; path?: string }>;

@@ -353,8 +353,8 @@ function endTool(state: ParseState, toolCallId: string, fallbackTool: string, ou
   state.openToolCalls.delete(toolCallId);
   const tool = open?.tool ?? fallbackTool;
   state.request.recorder?.recordToolResult({ toolCallId, tool, output, isError });
-  if (state.sandboxDenials) {
-    for (const refusal of sandboxDenialsIn(output)) {
+  if (state.sandboxDenials && state.request.sandbox) {
+    for (const refusal of sandboxDenialsIn(output, { plan: state.request.sandbox, cwd: state.request.cwd })) {
       const denial: ToolDenial = { tool, code: refusal.code, reason: refusal.reason };
       state.sandboxDenials.push(denial);
       state.emit({ type: 'tool-call-deny', toolCallId, denial });

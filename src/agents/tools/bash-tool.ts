@@ -243,7 +243,7 @@ export const bashTool: AgentTool = defineTool<z.infer<typeof bashInput>>({
     else if (run.exitCode !== null) output += `[exit status ${run.exitCode}]`;
     else output += `[killed by ${run.signal ?? 'a signal'}]`;
     const failed = run.timedOut || run.aborted || run.exitCode !== 0;
-    const sandboxDenials = context.sandbox ? sandboxDenialsIn(run.output) : [];
+    const sandboxDenials = context.sandbox ? sandboxDenialsIn(run.output, { plan: context.sandbox, cwd: root }) : [];
     if (context.sandbox && isGitWriteRefusal(input.command, run.output)) output += `\n${gitCommitHint}`;
 
     const audit = await context.jail.audit(headBefore !== undefined ? { baseCommit: headBefore } : {});
