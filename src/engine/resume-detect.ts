@@ -157,7 +157,8 @@ export async function detectResumable(options: DetectResumeOptions): Promise<Res
       // A24-05a: agents without a report whose jobs ran on a worker (the orchestrator killed before any early report):
       // the re-run with the run's dispatch flags and --model collects them — a plain relaunch would run them again here.
       action = `wave ${waveNumber}: agent(s) ${missingDispatched.map((item) => item.id).join(', ')} have no report, but their attempt(s) ran as job(s) on a worker (${missingDispatched[0]!.flags}) whose result no orchestrator collected (the orchestrator stopped) — re-run run-wave with the same dispatch flags (it prepares the wave again, awaits or adopts each job, and relaunches the agents without one)`;
-      command = `polywave run-wave ${implArg} --wave ${waveNumber} ${missingDispatched[0]!.flags}`;
+      // (a BLOCKED IMPL: run-wave's prepare-wave refuses it — `retry` resumes the wave and makes that re-run, as A23-41)
+      command = `polywave ${manifest.state === 'BLOCKED' ? 'retry' : 'run-wave'} ${implArg} --wave ${waveNumber} ${missingDispatched[0]!.flags}`;
     } else if (dirty.length > 0) {
       action = `wave ${waveNumber}: ${dirty.length} worktree(s) hold uncommitted work — re-run prepare-wave (it reuses them) and relaunch agents ${missing.join(', ')}`;
       command = `polywave prepare-wave ${implArg} --wave ${waveNumber}`;
