@@ -8,7 +8,7 @@
  * - {@link listSymbols} — definitions;
  * - {@link dependencyGraph} — resolved file dependencies.
  */
-import { lstatSync } from 'node:fs';
+import { lstatSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { cacheDir, cacheHoldsFacts, cacheReader, type CacheReader, flushPendingCache, readGraphPack, readTreePack, scheduleCacheFlush, treePackKey, writeCached, writeGraphPack, writeTreePack, type GraphPack, type HeadEntry } from './cache.js';
 import { decodeRefs, extractFactsNow, goAssumedName, loadLanguageTools, rustModDeclsNow, rustTestItems, type ExtractPart, type FileFacts, type ImportSpan, type RawRef, type RefFlag, type RustLocal, type RustTestItems } from './extract.js';
@@ -1090,6 +1090,29 @@ interface PythonBinding {
   alternativeToPrevious?: boolean;
 }
 
+/**
+ * A module resolver for a few import statements without a listing of the tree (a first call on a tree makes none:
+ * test/analysis-first-call.test.ts): each candidate file of a specifier is probed on the disk (`known` files first:
+ * those read by this call), tsconfig `paths` read as the listing's resolver reads them. TS/JS and Python only; a
+ * monorepo's other Python sub-projects are not searched (no file known: the statement is left as it is).
+ */
+function probingResolver(context: RepoContext, known: (file: string) => boolean): ModuleResolver {
+  const answers = new Map<string, boolean>();
+  class ProbedFiles extends Set<string> {
+    override has(file: string): boolean {
+      let answer = answers.get(file);
+      if (answer === undefined) {
+        answer = known(file) || (statSync(path.join(context.root, file), { throwIfNoEntry: false })?.isFile() ?? false);
+        answers.set(file, answer);
+      }
+      return answer;
+    }
+  }
+  let targets: ModuleTargets | undefined;
+  const tsPaths = (from: string, specifier: string) => (targets ??= new ModuleTargets(context.root)).resolve(from, specifier);
+  return new ModuleResolver({ files: new ProbedFiles(), goModules: [], tsPaths, root: context.root.split(path.sep).join('/') });
+}
+
 export async function findReferences(repoRoot: string, symbol: string, opts: FindReferencesOptions = {}): Promise<Reference[]> {
   const context = await repoContext(repoRoot);
   const stats: AnalysisStats = { parsed: 0, cached: 0 };
@@ -1727,6 +1750,47 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     }
   }
 
+  // Without definedIn, the names the symbol is re-exported under are taken by name: an import of such a name from a
+  // module that defines one of that name itself (`import { greet } from './greet'` beside a barrel's `export { default as
+  // greet } from './other'`) is that module's, not the symbol's (outside round X66-67). Only the statements importing
+  // such a name are resolved, their candidate files probed on the disk: no listing (a first call on a tree makes none).
+  let aliasOwnedElsewhere: (item: Loaded, raw: FileFacts['imports'][number], name: string) => boolean = () => false;
+  if (opts.definedIn === undefined && exportedNames.size > 1) {
+    const probe = probingResolver(context, (file) => loadedFiles.has(file));
+    const owners = new Map<string, boolean>();
+    // (a top-level exported definition of its own, not bound by an import or re-export of the file; not `export const
+    // greet = hello` — an alias by assignment of a name the file imports, or of the symbol's names)
+    const ownsName = (file: string, name: string): boolean => {
+      const key = `${file}\0${name}`;
+      let answer = owners.get(key);
+      if (answer !== undefined) return answer;
+      answer = false;
+      const target = loadedFiles.get(file);
+      const facts = target?.facts;
+      if (target && facts && !facts.imports.some((raw) => raw.names.some((entry) => entry.local === name))) {
+        const importLines = new Set(facts.imports.map((raw) => raw.line));
+        const defs = facts.symbols.filter((def) => def.name === name && def.exported && def.container === undefined && !importLines.has(def.line));
+        answer = defs.length > 0;
+        const assigned = defs.filter((def) => def.kind === 'variable' || def.kind === 'constant');
+        if (answer && assigned.length > 0) {
+          const imported = new Set([...exportedNames, ...facts.imports.flatMap((raw) => raw.names.map((entry) => entry.local))]);
+          imported.delete(name);
+          const lines = linesOf(context, [target.entry], prefetched).get(file) ?? [];
+          const words = (text: string) => text.match(/[\p{L}_$][\p{L}\p{N}_$]*/gu) ?? [];
+          answer = !assigned.some((def) => words((lines[def.line - 1] ?? '').split('=').slice(1).join('=')).some((word) => imported.has(word)));
+        }
+      }
+      owners.set(key, answer);
+      return answer;
+    };
+    aliasOwnedElsewhere = (item, raw, name) => {
+      const lang = item.entry.lang;
+      if (name === symbol || raw.augments || (lang !== 'typescript' && lang !== 'tsx' && lang !== 'javascript' && lang !== 'python')) return false;
+      const targets = probe.resolve(item.entry.file, lang, { ...raw, names: raw.names.filter((entry) => lastSegment(entry.imported) === name) });
+      return targets.length > 0 && targets.every((file) => ownsName(file, name));
+    };
+  }
+
   const references: Reference[] = [];
   // References written `o.Foo` with o a namespace import of another module (by file:line:column).
   const foreignNamespaceUses = new Map<Reference, Set<string>>();
@@ -1754,7 +1818,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       for (const name of raw.names) {
         const imported = lastSegment(name.imported);
         // (with definedIn, only an import that reaches the definition: `import { Foo as F } from './other'` is other's)
-        if (exportedNames.has(imported) && name.local !== symbol && name.local !== '*' && importsSource(item, raw)) aliases.set(name.local, imported);
+        if (exportedNames.has(imported) && name.local !== symbol && name.local !== '*' && importsSource(item, raw) && !aliasOwnedElsewhere(item, raw, imported)) aliases.set(name.local, imported);
       }
     }
     for (const local of defaultAliases.get(item.entry.file) ?? []) if (local !== symbol) aliases.set(local, 'default');
@@ -1805,7 +1869,11 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       let viaNamespace = false;
       if (name === symbol) via = undefined;
       else if (aliases.has(name)) via = name;
-      else if ((exportedNames.has(name) || (importsDefault && name === 'default')) && (kind === 'reexport' || kind === 'import')) via = name;
+      else if ((exportedNames.has(name) || (importsDefault && name === 'default')) && (kind === 'reexport' || kind === 'import')) {
+        const naming = opts.definedIn === undefined && name !== 'default' ? statementNaming(item.facts.imports, name, line, column) : undefined;
+        if (naming && aliasOwnedElsewhere(item, naming, name)) continue;
+        via = name;
+      }
       else if (exportedNames.has(name) && starBound && name !== 'default') via = name;
       else if (name === 'default' && defaultNamespace && kind !== 'import' && kind !== 'reexport' && kind !== 'type') {
         via = name;

@@ -1,0 +1,93 @@
+/**
+ * findReferences on cases of outside round X66 (issue 15) left open by the first fixers: re-export names taken by name
+ * without `definedIn` (X66-67), … Real parses of files in a temporary git repository; each expected answer checked
+ * against the language's own tools (tsc, python3) when written.
+ */
+import { readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { findReferences } from '../src/analysis/engine/index.js';
+import { cacheDir, flushCache } from '../src/analysis/engine/cache.js';
+import { analysisCall, memory } from '../src/analysis/engine/scope.js';
+import { createTestRepo } from './support/git-repo.js';
+
+const where = (references: Array<{ file: string; line: number; kind: string; via?: string }>) => references.map((reference) => `${reference.file}:${reference.line} ${reference.kind}${reference.via ? ` via ${reference.via}` : ''}`);
+
+afterEach(() => {
+  flushCache();
+  memory.clear();
+});
+
+/** A first call on the tree as a command makes it (memory on, nothing cached); git's commands traced to `trace`. */
+async function firstCall<T>(dir: string, trace: string, fn: () => Promise<T>): Promise<T> {
+  memory.clear();
+  rmSync(cacheDir(path.join(dir, '.git')), { recursive: true, force: true });
+  const saved = process.env.GIT_TRACE;
+  process.env.GIT_TRACE = trace;
+  try {
+    return await analysisCall(process.env, fn);
+  } finally {
+    if (saved === undefined) delete process.env.GIT_TRACE;
+    else process.env.GIT_TRACE = saved;
+  }
+}
+
+describe('findReferences without definedIn: a re-export name another module defines itself (X66-67)', () => {
+  // tsc: use2's `greet()` is greet.ts's (a string), use's is other's hello (a number).
+  it('X66-67: `import { greet } from \'./greet\'` is greet.ts\'s, not the symbol a barrel re-exports as greet — on a first call, without a listing', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'src/greet.ts': "export function greet(): string { return 'g'; }\n",
+        'src/other.ts': 'export function hello(): number { return 1; }\n',
+        'src/barrel.ts': "export { hello as greet } from './other';\n",
+        'src/use.ts': "import { greet } from './barrel';\ngreet();\n",
+        'src/use2.ts': "import { greet } from './greet';\ngreet();\n",
+        'src/use3.ts': "import { greet as g } from './greet.js';\ng();\n",
+        // an alias by assignment of the symbol is the symbol; a module's own arrow function is not
+        'src/assigned.ts': "import { hello } from './other';\nexport const greet = hello;\n",
+        'src/use4.ts': "import { greet } from './assigned';\ngreet();\n",
+        'src/own.ts': 'export const greet = () => 1;\n',
+        'src/use5.ts': "import { greet } from './own';\ngreet();\n",
+        // Python: `greet` of a package re-importing hello under it, and a module of its own defining greet
+        'greetmod.py': "def greet():\n    return 'g'\n",
+        'pkg/__init__.py': 'from .other import hello as greet\n',
+        'pkg/other.py': 'def hello():\n    return 1\n',
+        'use.py': 'from pkg import greet\ngreet()\n',
+        'use2.py': 'from greetmod import greet\ngreet()\n',
+      },
+    });
+    const expected = [
+      'pkg/__init__.py:1 import',
+      'src/assigned.ts:1 import',
+      'src/assigned.ts:2 other',
+      'src/barrel.ts:1 reexport',
+      'src/use.ts:1 import via greet',
+      'src/use.ts:2 call via greet',
+      'src/use4.ts:1 import via greet',
+      'src/use4.ts:2 call via greet',
+      'use.py:1 import via greet',
+      'use.py:2 call via greet',
+    ];
+    const trace = path.join(repo.root, 'first.trace');
+    expect(where(await firstCall(repo.dir, trace, () => findReferences(repo.dir, 'hello')))).toEqual(expected);
+    // (the first call on the tree lists nothing: test/analysis-first-call.test.ts)
+    expect(readFileSync(trace, 'utf8')).not.toMatch(/built-in: git ls-files/);
+    // the listing path answers the same
+    expect(where(await analysisCall(process.env, () => findReferences(repo.dir, 'hello')))).toEqual(expected);
+  });
+
+  it('X66-67: `export { default as greet } from \'./other\'` — the default export hello is not greet.ts\'s greet', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'src/greet.ts': "export function greet(): string { return 'g'; }\n",
+        'src/other.ts': 'export default function hello(): number { return 1; }\n',
+        'src/barrel.ts': "export { default as greet } from './other';\n",
+        'src/use.ts': "import { greet } from './barrel';\ngreet();\n",
+        'src/use2.ts': "import { greet } from './greet';\ngreet();\n",
+      },
+    });
+    const expected = ['src/barrel.ts:1 reexport via default', 'src/use.ts:1 import via greet', 'src/use.ts:2 call via greet'];
+    expect(where(await findReferences(repo.dir, 'hello'))).toEqual(expected);
+    expect(where(await findReferences(repo.dir, 'hello', { definedIn: 'src/other.ts' }))).toEqual(expected);
+  });
+});
