@@ -91,3 +91,41 @@ describe('findReferences without definedIn: a re-export name another module defi
     expect(where(await findReferences(repo.dir, 'hello', { definedIn: 'src/other.ts' }))).toEqual(expected);
   });
 });
+
+describe('findReferences: aliases by assignment (X66-37)', () => {
+  // tsc/python3: c.ts's bar() and baz() call a.ts's foo; use.py's bar() is pkg/core.py's foo; other.ts's bar is its own.
+  it('X66-37: `export const bar = foo`, `export { foo as bar }`, `const local = foo; local()`, Python `bar = foo` — of an imported foo or of the module\'s own', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'src/a.ts': 'export function foo(): number { return 1; }\nexport { foo as bar };\n',
+        'src/b.ts': "import { foo } from './a';\nexport const baz = foo;\nconst local = foo;\nlocal();\n",
+        'src/c.ts': "import { bar } from './a';\nimport { baz } from './b';\nbar();\nbaz();\n",
+        'src/other.ts': 'export function foo(): string { return "o"; }\nexport const bar = foo;\n',
+        'src/d.ts': "import { bar } from './other';\nbar();\n",
+        'pkg/__init__.py': 'from .core import foo\nqux = foo\n',
+        'pkg/core.py': 'def foo():\n    return 1\n\nbar = foo\n',
+        'use.py': 'from pkg.core import bar\nfrom pkg import qux\nbar()\nqux()\n',
+      },
+    });
+    expect(where(await findReferences(repo.dir, 'foo', { definedIn: 'src/a.ts' }))).toEqual([
+      'src/a.ts:2 other',
+      'src/b.ts:1 import',
+      'src/b.ts:2 other',
+      'src/b.ts:3 other',
+      'src/b.ts:4 call via local',
+      'src/c.ts:1 import via bar',
+      'src/c.ts:2 import via baz',
+      'src/c.ts:3 call via bar',
+      'src/c.ts:4 call via baz',
+    ]);
+    expect(where(await findReferences(repo.dir, 'foo', { definedIn: 'pkg/core.py' }))).toEqual([
+      'pkg/__init__.py:1 import',
+      'pkg/__init__.py:2 other',
+      'pkg/core.py:4 other',
+      'use.py:1 import via bar',
+      'use.py:2 import via qux',
+      'use.py:3 call via bar',
+      'use.py:4 call via qux',
+    ]);
+  });
+});

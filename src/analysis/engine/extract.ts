@@ -109,6 +109,13 @@ export interface FileFacts {
    * `cfg` (or when the facts are of an older format: then they are parsed again).
    */
   rustTests?: RustTestItems;
+  /**
+   * TS/JS and Python: the module-level aliases by assignment of a name the file declares itself (`export const bar =
+   * foo;`, `export { foo as bar }`, Python `bar = foo` with `def foo` in the file): `local` is `of` (X66-37). `exported`:
+   * importers can name it (TS/JS an export, Python every module-level name). One of an imported name is a re-export
+   * (TS/JS) or an import (Python) of that name in `imports` instead.
+   */
+  aliases?: Array<{ local: string; of: string; line: number; exported?: true }>;
 }
 
 /** One entry of {@link FileFacts.rustLocals}. */
@@ -954,7 +961,9 @@ function extractWith(ready: LangTools, lang: Lang, source: string, part?: Extrac
       const bindsNothing = lang === 'python' && pythonStatements.has(node.type) && !node.hasError;
       importRanges.push({ start: node.startIndex, end: node.endIndex, kind: statement[0]!.reexport ? 'reexport' : 'import', ...(bindsNothing ? { bindsNothing } : {}) });
     }
-    if (lang === 'typescript' || lang === 'tsx' || lang === 'javascript') imports.push(...localReexports(root, imports, importRanges));
+    const aliases: NonNullable<FileFacts['aliases']> = [];
+    if (lang === 'typescript' || lang === 'tsx' || lang === 'javascript') imports.push(...localReexports(root, imports, importRanges, aliases));
+    if (lang === 'python') imports.push(...pythonAssignedAliases(root, imports, aliases));
     const goPackage = lang === 'go' ? root.namedChildren.find((child) => child?.type === 'package_clause')?.namedChild(0)?.text : undefined;
     // (Rust scopes: not for the imports-only part — a dependency graph reads none)
     const importsOnly = part !== undefined && 'imports' in part;
@@ -1040,7 +1049,8 @@ function extractWith(ready: LangTools, lang: Lang, source: string, part?: Extrac
         rustModules.length === 0 && rustImpls.length === 0 && rustLocals.length === 0 && rustCfg.length === 0 && !rustTests
           ? facts
           : { ...facts, ...(rustModules.length > 0 ? { rustModules } : {}), ...(rustImpls.length > 0 ? { rustImpls } : {}), ...(rustLocals.length > 0 ? { rustLocals } : {}), ...(rustCfg.length > 0 ? { rustCfg } : {}), ...(rustTests ? { rustTests } : {}) };
-      return goPackage === undefined ? withModules : { ...withModules, package: goPackage };
+      const withAliases = aliases.length === 0 ? withModules : { ...withModules, aliases };
+      return goPackage === undefined ? withAliases : { ...withAliases, package: goPackage };
     };
     if (importsOnly) return withPackage({ symbols, imports, refs: '' });
 
@@ -1050,6 +1060,7 @@ function extractWith(ready: LangTools, lang: Lang, source: string, part?: Extrac
       // The identifiers a full walk would capture, limited to the names asked for, the imports' local names and the import statements.
       const names = new Set(part.refsFor);
       for (const raw of imports) for (const name of raw.names) if (name.local !== '*') names.add(name.local);
+      for (const alias of aliases) names.add(alias.local);
       const found = new Map<number, Node>();
       const keep = (node: Node) => {
         if (!found.has(node.id)) found.set(node.id, node);
@@ -1940,14 +1951,46 @@ function parseImport(lang: Lang, captureName: string, node: Node, spec: Node | u
  * `default` whose names are a re-export statement's (added to `ranges` — X53-06). Only an imported binding: a module's
  * own `const b` exported is no re-export.
  */
-function localReexports(root: Node, imports: readonly RawImport[], ranges: Array<{ start: number; end: number; kind: ReferenceKind }>): RawImport[] {
+function localReexports(root: Node, imports: readonly RawImport[], ranges: Array<{ start: number; end: number; kind: ReferenceKind }>, aliases: NonNullable<FileFacts['aliases']>): RawImport[] {
   const bound = new Map<string, { module: string; imported: string }>();
   for (const raw of imports) if (!raw.reexport) for (const name of raw.names) if (name.local !== '*') bound.set(name.local, { module: raw.module, imported: name.imported });
   const result: RawImport[] = [];
-  if (bound.size === 0) return result;
+  // Aliases by assignment at the module's level (X66-37): `const bar = foo` (exported or not) makes bar what foo is —
+  // an imported binding (`export const bar = foo` then re-exports it as `export { foo as bar } from` would), or the
+  // module's own declaration (recorded in `aliases`: `export const bar = foo`, `export { foo as bar }`, `const bar = foo;
+  // export { bar }`).
+  const own = new Map<string, NonNullable<FileFacts['aliases']>[number]>();
+  for (const statement of root.namedChildren) {
+    const declaration = statement?.type === 'export_statement' ? statement.childForFieldName('declaration') : statement;
+    if (declaration?.type !== 'lexical_declaration' && declaration?.type !== 'variable_declaration') continue;
+    for (const declarator of declaration.namedChildren) {
+      if (declarator?.type !== 'variable_declarator') continue;
+      const name = declarator.childForFieldName('name');
+      const value = declarator.childForFieldName('value');
+      if (name?.type !== 'identifier' || value?.type !== 'identifier' || name.text === value.text) continue;
+      const line = declarator.startPosition.row + 1;
+      const from = bound.get(value.text);
+      if (from) {
+        bound.set(name.text, from);
+        // (bar is bound to it in the module too: its uses there are the name's, as an import's)
+        result.push({ module: from.module, line, column: declarator.startPosition.column + 1, names: [{ imported: from.imported, local: name.text }], reexport: false });
+        if (statement !== declaration) result.push({ module: from.module, line, names: [{ imported: from.imported, local: name.text }], reexport: true });
+        continue;
+      }
+      const of = own.get(value.text)?.of ?? value.text;
+      const alias: NonNullable<FileFacts['aliases']>[number] = { local: name.text, of, line };
+      if (statement !== declaration) alias.exported = true;
+      own.set(name.text, alias);
+      aliases.push(alias);
+    }
+  }
+  if (bound.size === 0 && own.size === 0 && !root.namedChildren.some((statement) => statement?.type === 'export_statement')) return result;
   const add = (local: string, exportedAs: string, line: number) => {
     const from = bound.get(local);
     if (from) result.push({ module: from.module, line, names: [{ imported: from.imported, local: exportedAs }], reexport: true });
+    else if (exportedAs === 'default') return;
+    else if (own.has(local) && exportedAs === local) own.get(local)!.exported = true;
+    else if (exportedAs !== local) aliases.push({ local: exportedAs, of: own.get(local)?.of ?? local, line, exported: true });
   };
   for (const statement of root.namedChildren) {
     if (statement?.type !== 'export_statement' || statement.childForFieldName('source') || statement.childForFieldName('declaration')) continue;
@@ -1966,6 +2009,37 @@ function localReexports(root: Node, imports: readonly RawImport[], ranges: Array
       result.push({ module: namespace.module, line, names: [{ imported: property.text, local: 'default' }], reexport: true });
       ranges.push({ start: value!.startIndex, end: value!.endIndex, kind: 'reexport' });
     }
+  }
+  return result;
+}
+
+/**
+ * Python: module-level aliases by assignment, `bar = foo` (X66-37) — of a name a module-level `from m import foo`
+ * binds: an import of it under the new name (`from m import foo as bar`, at the assignment's line); of the module's own
+ * `foo`: recorded in `aliases` (every module-level name can be imported).
+ */
+function pythonAssignedAliases(root: Node, imports: readonly RawImport[], aliases: NonNullable<FileFacts['aliases']>): RawImport[] {
+  const result: RawImport[] = [];
+  const bound = new Map<string, { raw: RawImport; imported: string }>();
+  for (const raw of imports) if (!raw.reexport && raw.scope === undefined) for (const name of raw.names) if (name.imported !== '*' && name.local !== '*') bound.set(name.local, { raw, imported: name.imported });
+  for (const statement of root.namedChildren) {
+    if (statement?.type !== 'expression_statement' || statement.namedChildCount !== 1) continue;
+    const assignment = statement.namedChild(0);
+    if (assignment?.type !== 'assignment') continue;
+    const left = assignment.childForFieldName('left');
+    const right = assignment.childForFieldName('right');
+    if (left?.type !== 'identifier' || right?.type !== 'identifier' || left.text === right.text) continue;
+    const line = statement.startPosition.row + 1;
+    const from = bound.get(right.text);
+    if (from) {
+      const raw: RawImport = { module: from.raw.module, line, names: [{ imported: from.imported, local: left.text }], reexport: false, column: statement.startPosition.column + 1 };
+      if (from.raw.level !== undefined) raw.level = from.raw.level;
+      result.push(raw);
+      bound.set(left.text, { raw, imported: from.imported });
+      continue;
+    }
+    const of = aliases.find((alias) => alias.local === right.text)?.of ?? right.text;
+    aliases.push({ local: left.text, of, line, exported: true });
   }
   return result;
 }
@@ -2230,7 +2304,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 45;
+const factsFormat = 46;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {

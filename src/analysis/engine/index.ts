@@ -1225,8 +1225,16 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
         }
       }
     }
+    // Aliases by assignment of the module's own definition (`export const bar = foo`, Python `bar = foo`): X66-37
+    for (const alias of item.facts.aliases ?? []) {
+      if (!alias.exported || !exportedNames.has(alias.of) || exportedNames.has(alias.local) || !ownsTopLevel(item, alias.of)) continue;
+      exportedNames.add(alias.local);
+      aliases.push(alias.local);
+    }
     return aliases;
   };
+  /** Whether the file declares `name` at its top level itself (not by an import). */
+  const ownsTopLevel = (item: Loaded, name: string) => item.facts.symbols.some((def) => def.name === name && def.container === undefined && !item.facts.imports.some((raw) => raw.line === def.line && !raw.reexport));
   /** Per loaded file, the words its references were extracted for (besides its import aliases). */
   const covered = new Map<string, ReadonlySet<string>>();
   const load = async (found: readonly string[], searched: readonly string[] | undefined, words: readonly string[] = [symbol]): Promise<string[]> => {
@@ -1822,6 +1830,14 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       }
     }
     for (const local of defaultAliases.get(item.entry.file) ?? []) if (local !== symbol) aliases.set(local, 'default');
+    // (aliases by assignment of the file's own definition, `const bar = foo; bar()`: X66-37 — the alias's own site,
+    // `export { foo as bar }`, is none)
+    const aliasSites = new Set<string>();
+    for (const alias of item.facts.aliases ?? []) {
+      if (alias.local === symbol || !exportedNames.has(alias.of) || (reachable && !isSource(item.entry.file)) || !ownsTopLevel(item, alias.of)) continue;
+      aliases.set(alias.local, alias.of);
+      aliasSites.add(`${alias.line}\0${alias.local}`);
+    }
     // Namespace imports (`import * as ns`, `import ns = require()`) of a module exporting the symbol under an alias: `ns.Alias`.
     const namespaces = new Set<string>();
     for (const raw of item.facts.imports) if (!raw.reexport) for (const name of raw.names) if (name.imported === '*' && name.local !== '*' && importsSource(item, raw)) namespaces.add(name.local);
@@ -1855,6 +1871,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const ownAugmentations = importedElsewhere ? item.facts.imports.filter((raw) => raw.augments && importsSource(item, raw)).map((raw) => raw.augments!) : [];
     for (const [name, line, column, kind, flag] of found) {
       if (foreignAugmentations.some(([first, last]) => line >= first && line <= last)) continue;
+      if (aliasSites.size > 0 && aliasSites.has(`${line}\0${name}`)) continue;
       // An import statement's own names are that statement's module's: `from other import Foo as A` names other's Foo
       // (with definedIn; the statement is the last one before the name that names it)
       const statement = (opts.definedIn !== undefined || name === 'default') && (kind === 'import' || kind === 'reexport') ? statementNaming(item.facts.imports, name, line, column) : undefined;
