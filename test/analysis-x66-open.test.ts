@@ -6,7 +6,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { findReferences } from '../src/analysis/engine/index.js';
+import { dependencyGraph, findReferences } from '../src/analysis/engine/index.js';
 import { cacheDir, flushCache } from '../src/analysis/engine/cache.js';
 import { analysisCall, memory } from '../src/analysis/engine/scope.js';
 import { createTestRepo } from './support/git-repo.js';
@@ -127,5 +127,23 @@ describe('findReferences: aliases by assignment (X66-37)', () => {
       'use.py:3 call via bar',
       'use.py:4 call via qux',
     ]);
+  });
+});
+
+describe('Python `import a.b, a.c`: every module of the statement (h15y\'s note, X66-51 follow-up)', () => {
+  // python3: `import a.b, a.c; a.b.foo(), a.c.foo()` → 1 2; `import os, a.c as m; m.foo()` → 2.
+  it('`import a.b, a.c` and `import os, a.c as m` import a.c too: its callers and dependents', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'a/__init__.py': '',
+        'a/b.py': 'def foo():\n    return 1\n',
+        'a/c.py': 'def foo():\n    return 2\n',
+        'use.py': 'import a.b, a.c\na.b.foo()\na.c.foo()\n',
+        'use2.py': 'import os, a.c as m\nm.foo()\n',
+      },
+    });
+    expect(where(await findReferences(repo.dir, 'foo', { definedIn: 'a/c.py' }))).toEqual(['use.py:3 call', 'use2.py:2 call']);
+    expect(where(await findReferences(repo.dir, 'foo', { definedIn: 'a/b.py' }))).toEqual(['use.py:2 call']);
+    expect((await dependencyGraph(repo.dir, ['a/c.py'])).dependedBy['a/c.py']).toEqual(['use.py', 'use2.py']);
   });
 });

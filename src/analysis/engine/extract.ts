@@ -1852,20 +1852,22 @@ function parseImport(lang: Lang, captureName: string, node: Node, spec: Node | u
     return { module: path, line, names: [{ imported: '*', local: alias ?? goAssumedName(path) }], reexport: false };
   }
   if (lang === 'python') {
-    const parsed = parsePythonImport(node, line, skip);
+    const statement = parsePythonImport(node, line, skip);
+    const parsed = Array.isArray(statement) ? statement[0] : statement;
     const owner = ancestorOf(node, pythonCodeBlocks);
     const body = owner?.childForFieldName('body');
     // (`global Config` then `from .cfg import Config`: the function binds the module's name — the lazy-import idiom, X51-07;
     // a module's `def __getattr__(name)` (PEP 562) imports what the module lends as its attributes — X52-11)
     const lazyAttributes = owner?.type === 'function_definition' && owner.childForFieldName('name')?.text === '__getattr__' && ancestorOf(owner, pythonCodeBlocks) === null;
     const globals = parsed && body && !lazyAttributes ? pythonGlobals(owner!) : undefined;
-    if (parsed && body && globals && !parsed.names.some((name) => globals.has(name.local))) {
+    for (const raw of Array.isArray(statement) ? statement : parsed ? [parsed] : []) {
+      if (!(body && globals && !raw.names.some((name) => globals.has(name.local)))) continue;
       // (a function's body by position, not by lines: `def f(x=Foo()): import …` on one line — X51-18; a class body from
       // the import on, as its other bindings — X53-03)
       const ranges: Range[] = owner!.type === 'class_definition' ? rangesWithout(node.startIndex, body.endIndex, pythonClass(owner!).holes) : [[body.startIndex, body.endIndex]];
-      parsed.scope = ranges.map(([from, to]): ImportSpan => [...pointAt(from), ...pointAt(to)]);
+      raw.scope = ranges.map(([from, to]): ImportSpan => [...pointAt(from), ...pointAt(to)]);
     }
-    return parsed;
+    return statement;
   }
   if (lang === 'rust') return parseRustImport(captureName, node, line, skip, pointAt);
   // TS / JS
@@ -2044,7 +2046,7 @@ function pythonAssignedAliases(root: Node, imports: readonly RawImport[], aliase
   return result;
 }
 
-function parsePythonImport(node: Node, line: number, skip: Set<number>): RawImport | undefined {
+function parsePythonImport(node: Node, line: number, skip: Set<number>): RawImport | RawImport[] | undefined {
   const names: ImportedName[] = [];
   const nameOf = (child: Node): ImportedName | undefined => {
     if (child.type === 'dotted_name') return { imported: child.text, local: child.text };
@@ -2057,12 +2059,16 @@ function parsePythonImport(node: Node, line: number, skip: Set<number>): RawImpo
     return undefined;
   };
   if (node.type === 'import_statement') {
-    // `import a.b as c` / `import a.b`: the module itself is bound (as a namespace).
-    const first = node.childrenForFieldName('name')[0];
-    const entry = first ? nameOf(first) : undefined;
-    if (!entry) return undefined;
-    const local = entry.local === entry.imported ? entry.imported.split('.')[0]! : entry.local;
-    return { module: entry.imported, line, names: [{ imported: '*', local }], reexport: false, level: 0 };
+    // `import a.b as c` / `import a.b`: the module itself is bound (as a namespace); `import a.b, a.c`: each of them
+    // (only the first was read)
+    const result: RawImport[] = [];
+    for (const child of node.childrenForFieldName('name')) {
+      const entry = child ? nameOf(child) : undefined;
+      if (!entry) continue;
+      const local = entry.local === entry.imported ? entry.imported.split('.')[0]! : entry.local;
+      result.push({ module: entry.imported, line, names: [{ imported: '*', local }], reexport: false, level: 0 });
+    }
+    return result.length === 0 ? undefined : result.length === 1 ? result[0] : result;
   }
   const moduleNode = node.childForFieldName('module_name');
   if (!moduleNode) return undefined;
@@ -2304,7 +2310,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 46;
+const factsFormat = 47;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {
