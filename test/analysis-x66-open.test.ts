@@ -147,3 +147,30 @@ describe('Python `import a.b, a.c`: every module of the statement (h15y\'s note,
     expect((await dependencyGraph(repo.dir, ['a/c.py'])).dependedBy['a/c.py']).toEqual(['use.py', 'use2.py']);
   });
 });
+
+describe('TS ambient modules and type-only re-export names (X66-41)', () => {
+  // tsc (with types/ambient.d.ts included): use2's Foo and make() are the ambient module 'shop''s; use's Bar/Baz are a.ts's Foo.
+  it('X66-41: `declare module \'shop\' { export interface Foo … }` defines Foo for `import … from \'shop\'`; `export { type Foo as Bar }` is an alias', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'src/a.ts': 'export interface Foo { x: number }\n',
+        'src/barrel.ts': "export { type Foo as Bar } from './a';\nexport type { Foo as Baz } from './a';\n",
+        'src/use.ts': "import { type Bar, Baz } from './barrel';\nexport const v: Bar = { x: 1 };\nexport const w: Baz = { x: 2 };\n",
+        'types/ambient.d.ts': "declare module 'shop' {\n  export interface Foo { y: string }\n  export function make(): Foo;\n}\n",
+        'src/use2.ts': "import type { Foo } from 'shop';\nimport { make } from 'shop';\nexport const u: Foo = make();\n",
+      },
+    });
+    expect(where(await findReferences(repo.dir, 'Foo', { definedIn: 'types/ambient.d.ts' }))).toEqual(['src/use2.ts:1 import', 'src/use2.ts:3 type', 'types/ambient.d.ts:3 type']);
+    expect(where(await findReferences(repo.dir, 'make', { definedIn: 'types/ambient.d.ts' }))).toEqual(['src/use2.ts:2 import', 'src/use2.ts:3 call']);
+    expect(where(await findReferences(repo.dir, 'Foo', { definedIn: 'src/a.ts' }))).toEqual([
+      'src/barrel.ts:1 reexport',
+      'src/barrel.ts:2 reexport',
+      'src/use.ts:1 import via Bar',
+      'src/use.ts:1 import via Baz',
+      'src/use.ts:2 type via Bar',
+      'src/use.ts:3 type via Baz',
+    ]);
+    // (the ambient module's own declaration is a definition, no reference; `make(): Foo` is one)
+    expect(where(await findReferences(repo.dir, 'Foo')).filter((line) => line.startsWith('types/'))).toEqual(['types/ambient.d.ts:3 type']);
+  });
+});

@@ -1634,6 +1634,15 @@ function jsDefinitions(root: Node, add: AddSymbol): void {
       case 'internal_module':
       case 'module':
         add(name, 'module', isExported(name?.text));
+        // (an ambient module, `declare module 'shop' { export interface Foo … }`: its declarations are that module's
+        // exports — definitions, not references: X66-41)
+        // (not an augmentation of a file of the repository, `declare module './defs'`: its names are that file's — X49-07)
+        if (declaration.type === 'module' && name?.type === 'string' && !/^['"]\.{0,2}\//.test(name.text)) {
+          for (const child of declaration.childForFieldName('body')?.namedChildren ?? []) {
+            const inner = child?.type === 'export_statement' ? child.childForFieldName('declaration') : child;
+            if (inner) start(inner, true);
+          }
+        }
         break;
       case 'lexical_declaration':
       case 'variable_declaration': {
@@ -2310,7 +2319,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 47;
+const factsFormat = 48;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {

@@ -1690,7 +1690,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       if (answer === undefined) seesMemo.set(seen[0]!, (answer = seen.some((binding) => pythonBindsDefinition(item, binding))));
       return answer;
     };
-    importsSource = (item, raw) => resolver.resolve(item.entry.file, item.entry.lang, raw).some((file) => sources.has(file));
+    // (TS: a bare specifier names an ambient module the definition's file declares, `declare module 'shop' { … }`: X66-41)
+    const ambientModules = new Set((definer?.entry.lang === 'typescript' || definer?.entry.lang === 'tsx' ? definer.facts.imports : []).filter((raw) => raw.augments && !raw.module.startsWith('.') && !raw.module.startsWith('/')).map((raw) => raw.module));
+    importsSource = (item, raw) => (ambientModules.size > 0 && ambientModules.has(raw.module) && item.entry.lang !== 'python' && item.entry.lang !== 'go' && item.entry.lang !== 'rust') || resolver.resolve(item.entry.file, item.entry.lang, raw).some((file) => sources.has(file));
     declaresOwn = (item) =>
       (item.entry.lang === 'typescript' || item.entry.lang === 'tsx' || item.entry.lang === 'javascript' || item.entry.lang === 'python') &&
       !sources.has(item.entry.file) &&
