@@ -174,3 +174,23 @@ describe('TS ambient modules and type-only re-export names (X66-41)', () => {
     expect(where(await findReferences(repo.dir, 'Foo')).filter((line) => line.startsWith('types/'))).toEqual(['types/ambient.d.ts:3 type']);
   });
 });
+
+describe('a declaration file beside a JavaScript file (X66-46)', () => {
+  // tsc resolves both specifiers to util.d.ts (types), node runs util.js: use.ts and use2.ts both call the one helper.
+  it('X66-46: `import … from \'../lib/util.js\'` and `from \'../lib/util\'` reach both util.js and util.d.ts', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'lib/util.js': 'export function helper() { return 1; }\n',
+        'lib/util.d.ts': 'export declare function helper(): number;\n',
+        'src/use.ts': "import { helper } from '../lib/util.js';\nhelper();\n",
+        'src/use2.ts': "import { helper } from '../lib/util';\nhelper();\n",
+      },
+    });
+    const both = ['src/use.ts:1 import', 'src/use.ts:2 call', 'src/use2.ts:1 import', 'src/use2.ts:2 call'];
+    expect(where(await findReferences(repo.dir, 'helper', { definedIn: 'lib/util.js' }))).toEqual(both);
+    expect(where(await findReferences(repo.dir, 'helper', { definedIn: 'lib/util.d.ts' }))).toEqual(both);
+    const graph = await dependencyGraph(repo.dir, ['lib/util.js', 'lib/util.d.ts']);
+    expect(graph.dependedBy['lib/util.js']).toEqual(['src/use.ts', 'src/use2.ts']);
+    expect(graph.dependedBy['lib/util.d.ts']).toEqual(['src/use.ts', 'src/use2.ts']);
+  });
+});

@@ -55,6 +55,13 @@ const jsMapped: Array<[string, string[]]> = [
   ['.cjs', ['.cts']],
 ];
 
+/** A JavaScript file's extension and its declaration file's (`.mjs` before `.js`, which it ends with). */
+const declarationTwins: Array<[string, string]> = [
+  ['.mjs', '.d.mts'],
+  ['.cjs', '.d.cts'],
+  ['.js', '.d.ts'],
+];
+
 export class ModuleResolver {
   private readonly goPackages = new Map<string, string[]>();
   private readonly goModules: Array<{ dir: string; module: string }>;
@@ -120,7 +127,16 @@ export class ModuleResolver {
     for (const extension of jsExtensions) candidates.push(base + extension);
     for (const extension of jsExtensions) candidates.push(`${base}/index${extension}`);
     const found = candidates.find((candidate) => this.has(candidate));
-    return found ? [found] : [];
+    if (!found) return [];
+    // (a declaration file beside a JavaScript file, `util.d.ts` beside `util.js`, declares that file's exports: an import
+    // naming either reaches both — tsc reads the types of one, node runs the other: outside round X66-46)
+    const twin = declarationTwins.find(([code, declaration]) => found.endsWith(code) || found.endsWith(declaration));
+    if (twin) {
+      const [code, declaration] = twin;
+      const other = found.endsWith(declaration) ? found.slice(0, -declaration.length) + code : found.slice(0, -code.length) + declaration;
+      if (this.has(other)) return [found, other];
+    }
+    return [found];
   }
 
   private resolveGo(importPath: string): string[] {
