@@ -194,3 +194,20 @@ describe('a declaration file beside a JavaScript file (X66-46)', () => {
     expect(graph.dependedBy['lib/util.d.ts']).toEqual(['src/use.ts', 'src/use2.ts']);
   });
 });
+
+describe('aliases by assignment asked by their own file (X66-37)', () => {
+  it('X66-37: `check-callers bar --defined-in` the file assigning `bar = foo` keeps that file\'s own uses of bar', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'pkg/__init__.py': 'from .core import foo\nbar = foo\nbar()\n',
+        'pkg/core.py': 'def foo():\n    return 1\n',
+        'use.py': 'from pkg import bar\nbar()\n',
+        'src/a.ts': 'export function foo(): number { return 1; }\n',
+        'src/b.ts': "import { foo } from './a';\nexport const bar = foo;\nbar();\n",
+        'src/c.ts': "import { bar } from './b';\nbar();\n",
+      },
+    });
+    expect(where(await findReferences(repo.dir, 'bar', { definedIn: 'pkg/__init__.py' }))).toEqual(['pkg/__init__.py:3 call', 'use.py:1 import', 'use.py:2 call']);
+    expect(where(await findReferences(repo.dir, 'bar', { definedIn: 'src/b.ts' }))).toEqual(['src/b.ts:3 call', 'src/c.ts:1 import', 'src/c.ts:2 call']);
+  });
+});

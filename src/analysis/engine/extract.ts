@@ -30,6 +30,8 @@ export interface RawImport {
   scope?: ImportSpan[];
   /** The statement's 1-based column (two statements on one line: which one a name is in). */
   column?: number;
+  /** An alias by assignment read as an import (`const bar = foo`, Python `bar = foo`, foo imported): X66-37. */
+  assigned?: true;
   /**
    * Rust: the span (line, column, end line, end column: the end excluded) of the block a `use` declaration is in — an
    * inline module's body, a function's — where it binds its names (from the syntax tree: not its indentation; by
@@ -1984,7 +1986,7 @@ function localReexports(root: Node, imports: readonly RawImport[], ranges: Array
       if (from) {
         bound.set(name.text, from);
         // (bar is bound to it in the module too: its uses there are the name's, as an import's)
-        result.push({ module: from.module, line, column: declarator.startPosition.column + 1, names: [{ imported: from.imported, local: name.text }], reexport: false });
+        result.push({ module: from.module, line, column: declarator.startPosition.column + 1, names: [{ imported: from.imported, local: name.text }], reexport: false, assigned: true });
         if (statement !== declaration) result.push({ module: from.module, line, names: [{ imported: from.imported, local: name.text }], reexport: true });
         continue;
       }
@@ -2043,7 +2045,7 @@ function pythonAssignedAliases(root: Node, imports: readonly RawImport[], aliase
     const line = statement.startPosition.row + 1;
     const from = bound.get(right.text);
     if (from) {
-      const raw: RawImport = { module: from.raw.module, line, names: [{ imported: from.imported, local: left.text }], reexport: false, column: statement.startPosition.column + 1 };
+      const raw: RawImport = { module: from.raw.module, line, names: [{ imported: from.imported, local: left.text }], reexport: false, column: statement.startPosition.column + 1, assigned: true };
       if (from.raw.level !== undefined) raw.level = from.raw.level;
       result.push(raw);
       bound.set(left.text, { raw, imported: from.imported });
@@ -2319,7 +2321,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 48;
+const factsFormat = 49;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {

@@ -1626,7 +1626,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     };
     // (whether a binding is of the definition: an import resolving to a source, the definition's own file's definition)
     const pythonBindsDefinition = (item: Loaded, binding: PythonBinding): boolean =>
-      binding.raw === undefined ? item.entry.file === definedIn : resolver.resolve(item.entry.file, item.entry.lang, binding.raw).some((file) => sources.has(file));
+      // (the definition's own file assigning the name, `bar = foo`: the definition itself — X66-37)
+      binding.raw === undefined || (binding.raw.assigned && item.entry.file === definedIn) ? item.entry.file === definedIn : resolver.resolve(item.entry.file, item.entry.lang, binding.raw).some((file) => sources.has(file));
     // Whether the module's own binding of `name` at its end can be the one `raw` makes (then its importers get it).
     const pythonFinal = (item: Loaded, raw: FileFacts['imports'][number], name: string): boolean => {
       const seen = pythonSeen(item, name, Infinity);
@@ -1857,7 +1858,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     // A file that imports the symbol's name from another module of the repository (`import { Foo } from './other'`):
     // its `Foo` is that one, outside an augmentation of the definition's module (X49-07). (Go imports name packages.)
     const importedElsewhere =
-      opts.definedIn !== undefined && item.entry.lang !== 'go' && item.facts.imports.some((raw) => !raw.reexport && !raw.augments && raw.names.some((name) => name.local === symbol) && importsElsewhere(item, raw));
+      opts.definedIn !== undefined && item.entry.lang !== 'go' && item.facts.imports.some((raw) => !raw.reexport && !raw.augments && !(raw.assigned && item.entry.file === definedInFile) && raw.names.some((name) => name.local === symbol) && importsElsewhere(item, raw));
     // Python: an import binding the symbol's name to a module (`import pkg.defs as LIMIT` — in a class body too, X53-03):
     // there the name is that module, the definition only written qualified (`LIMIT.LIMIT`). (Not TS: `import greet =
     // require('./greet')` binds what the module's `export =` is.)
