@@ -725,9 +725,9 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     expect(big.error).toMatch(/^DISPATCH_INVALID_JOB: job hostile\.w1\.A\.[0-9a-f]{12}\.a1\.[0-9a-f]{12}: prompt .*1000000/);
     const fresh = path.join(scratch, 'never-made');
     const [duplicate, label, badRemote] = await Promise.all([
-      runCli(['worker', '--redis', redis.url, '--remote', `file://${remoteDir}`, '--dir', path.join(scratch, 'worker-dup'), '--id', 'h-main'], { env: gitEnv, timeoutMs: 20_000 }),
-      runCli(['worker', '--redis', redis.url, '--remote', `file://${remoteDir}`, '--dir', fresh, '--label', 'Bad+L'], { env: gitEnv, timeoutMs: 20_000 }),
-      runCli(['worker', '--redis', redis.url, '--remote', `file://${scratch}/missing.git`, '--dir', fresh, '--id', 'h-bad-remote'], { env: gitEnv, timeoutMs: 20_000 }),
+      runCli(['worker', '--redis', redis.url, '--remote', `file://${remoteDir}`, '--dir', path.join(scratch, 'worker-dup'), '--id', 'h-main'], { env: gitEnv, timeoutMs: 60_000 }),
+      runCli(['worker', '--redis', redis.url, '--remote', `file://${remoteDir}`, '--dir', fresh, '--label', 'Bad+L'], { env: gitEnv, timeoutMs: 60_000 }),
+      runCli(['worker', '--redis', redis.url, '--remote', `file://${scratch}/missing.git`, '--dir', fresh, '--id', 'h-bad-remote'], { env: gitEnv, timeoutMs: 60_000 }),
     ]);
     expect([duplicate.code, duplicate.stderr.trim()]).toEqual([2, 'polywave: error[DISPATCH_WORKER_ID_IN_USE]: worker id h-main is in use by a live worker (polywave workers lists it); choose another --id']);
     expect([label.code, label.stderr.trim()]).toEqual([2, 'polywave: error[DISPATCH_INVALID_LABEL]: label "bad+l" must match ^[a-z0-9][a-z0-9_-]{0,31}$']);
