@@ -35,7 +35,8 @@ import { finalizeTier, type FinalizeTierResult } from '../engine/program/finaliz
 import { freezesAtTier } from '../engine/program/freeze-contracts.js';
 import { isBlocking } from '../errors/finding.js';
 import { checkImplConflicts } from '../protocol/impl-conflicts.js';
-import { programBranchName, programWorktreePath } from '../protocol/names.js';
+import { branchName, programBranchName, programWorktreePath } from '../protocol/names.js';
+import { isWaveComplete, isWaveFinished } from '../protocol/waves.js';
 import { parseImpl } from '../protocol/parse-impl.js';
 import { validateImpl } from '../protocol/validate-impl.js';
 import { writeFileAtomic } from '../store/atomic-file.js';
@@ -467,7 +468,7 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
   // P3/P5 bypassed. Refused up front, before any tier runs (tier 1 must not run on top of tier-2 code either).
   const outside = await implsRunOutsideLoop(mainGit, manifest, repoDir);
   if (outside.length > 0) {
-    const named = outside.map((item) => `${item.slug} (tier ${item.tier}, status ${item.status} in the PROGRAM, IMPL doc ${item.doc} ${item.state}, ${item.empty ? `IMPL branch ${item.branch} holds no work of its own (no commit off main's first-parent line): not the loop's` : item.branchExists ? `IMPL branch ${item.branch} present though the loop cannot have started tier ${item.tier} (tier ${item.lowestOpen} is not complete): not the loop's` : `no IMPL branch ${item.branch}`})`).join('; ');
+    const named = outside.map((item) => `${item.slug} (tier ${item.tier}, status ${item.status} in the PROGRAM, IMPL doc ${item.doc} ${item.state}, ${item.empty ? `IMPL branch ${item.branch} holds no work of its own — the loop's work for what the doc says ran is missing (${item.missing}): not the loop's` : item.branchExists ? `IMPL branch ${item.branch} present though the loop cannot have started tier ${item.tier} (tier ${item.lowestOpen} is not complete): not the loop's` : `no IMPL branch ${item.branch}`})`).join('; ');
     return refuse(
       `E28A_IMPL_RUN_OUTSIDE_LOOP: IMPL(s) of a tier the loop has not started were run outside it — their work did not go through their IMPL branch and tier gate (P3, P5): ${named}`,
       outside.map((item) => `for ${item.slug} either adopt its work as done explicitly (\`polywave update-program-impl ${relativeProgram} --impl ${item.slug} --status complete --force\`, its doc COMPLETE in docs/IMPL/complete/ — E28A's imported "complete" IMPL, checked at its tier) or undo it on main and put the doc back (\`polywave set-impl-state ${item.doc} --state REVIEWED\`) so the loop runs it on its IMPL branch${item.branchExists ? ` — and move the IMPL branch made outside the loop aside (\`git branch -m ${item.branch} ${item.branch}-outside\`: kept, not the loop's)` : ''}`).join('; '),
@@ -546,6 +547,7 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
       return refuse(`tier ${tier}: ${run.detail}`, `make tier ${tier}'s IMPL docs and statuses agree (P3: \`polywave program-status ${relativeProgram}\`)`);
     }
     progress(`tier ${tier}: ${impls.map((impl) => impl.slug).join(', ')}`);
+
 
     // 1. E28A: partition, validate what exists, P1 across the tier — refusals before anything of
     // the tier runs leave the manifest as it is (TIER_EXECUTING is written only when work starts).
@@ -1080,24 +1082,72 @@ interface RunOutsideLoop {
   branch: string;
   branchExists: boolean;
   empty: boolean;
+  /** (P18-01) what of the loop's work the IMPL branch lacks */
+  missing: string;
   lowestOpen: number;
 }
 
 /**
- * Whether the branch at `tip` holds commits of its own: not merged into HEAD, or merged by a merge commit (`--no-ff`,
- * as finalize-tier merges) — anything but a commit on HEAD's first-parent line (a branch made by hand at main's tip).
+ * Outside round P18 (P18-01, P18-07): what of the loop's own work on an IMPL branch is missing, for the waves its doc says
+ * ran and were merged — undefined when nothing is. The loop's work is what finalize-wave leaves on the IMPL branch: for
+ * each agent of such a wave a merge commit `Merge polywave/<impl>/wave<N>-agent-<ID>` (`--no-ff`, E11) off main's
+ * first-parent line (the tier's base and everything before it on that line are main's; a finalize-tier merge of the
+ * IMPL branch into main keeps the branch's own commits off that line), and the agent's complete report whose `commit`
+ * is one of those commits, reachable from the merge's second parent. "Ran and merged": every wave of a closed doc
+ * (COMPLETE, archived); of a doc in a wave state, the waves the loop would skip as "already complete and merged"
+ * (autopilot's waveMerged: complete reports, and WAVE_VERIFIED/COMPLETE, a finished merge or a later wave begun). Any
+ * commit off the line (an empty commit, a hand merge, a side commit merged into main) no longer stands for that work.
  */
-async function carriesWorkOfItsOwn(git: Git, tip: string): Promise<boolean> {
-  const head = await git.tryRevParse('HEAD');
-  if (head === undefined || head === tip) return head === undefined;
-  const merged = await git.run(['merge-base', '--is-ancestor', tip, 'HEAD'], { allowExitCodes: [1] }).then((run) => run.exitCode === 0, () => false);
-  if (!merged) return true;
-  // (the first-parent walk stops where tip's history starts: tip is on the line iff the oldest commit listed is its child)
-  const line = (await git.run(['rev-list', '--first-parent', 'HEAD', `^${tip}`])).stdout.trim().split('\n').filter(Boolean);
-  const oldest = line.at(-1);
-  if (oldest === undefined) return true;
-  const parent = await git.tryRevParse(`${oldest}^1`);
-  return parent !== tip;
+async function missingLoopWork(git: Git, doc: ImplManifest, impl: string, tip: string, closed: boolean): Promise<string | undefined> {
+  const state = (doc.state ?? '').trim();
+  const waves = [...(doc.waves ?? [])].filter((wave) => (wave.agents ?? []).length > 0).sort((left, right) => (left.number ?? 0) - (right.number ?? 0));
+  const later = (number: number) => waves.some((item) => (item.number ?? 0) > number && (item.agents ?? []).some((agent) => doc.completion_reports?.[agent.id ?? ''] !== undefined));
+  const claimed = waves.filter((wave) => {
+    const number = wave.number ?? 0;
+    if (closed) return true;
+    return isWaveComplete(doc, number) && (later(number) || state === 'WAVE_VERIFIED' || state === 'COMPLETE' || isWaveFinished(doc, number));
+  });
+  if (claimed.length === 0) return undefined;
+  // The branch's commits off main's first-parent line (git ≥ 2.38: the exclusion follows first parents only).
+  const listed = await git.run(['log', '--format=%H %P%x09%s', '--exclude-first-parent-only', tip, '^HEAD', '--']).then((run) => run.stdout, () => undefined);
+  if (listed === undefined) return `its commits could not be listed`;
+  const commits = listed.split('\n').filter(Boolean).map((line) => {
+    const tab = line.indexOf('\t');
+    const [sha = '', ...parents] = line.slice(0, tab).split(' ');
+    return { sha, parents, subject: line.slice(tab + 1) };
+  });
+  const missing: string[] = [];
+  for (const wave of claimed) {
+    const number = wave.number ?? 0;
+    for (const agent of wave.agents ?? []) {
+      const id = agent.id ?? '';
+      const report = doc.completion_reports?.[id] as { status?: string; commit?: string } | undefined;
+      const commit = (report?.commit ?? '').trim().toLowerCase();
+      const reported = report?.status === 'complete' && /^[0-9a-f]{7,64}$/.test(commit) ? commits.find((candidate) => candidate.sha.startsWith(commit)) : undefined;
+      if (reported === undefined) {
+        missing.push(`agent ${id}'s complete report with a commit of the branch's own (wave ${number})`);
+        continue;
+      }
+      if (wave.type === 'integration') continue; // (an integration wave's agent commits on the IMPL branch itself)
+      let agentBranch: string;
+      try {
+        agentBranch = branchName(impl, number, id);
+      } catch {
+        missing.push(`agent ${id}'s merge (wave ${number})`);
+        continue;
+      }
+      const merges = commits.filter((candidate) => candidate.parents.length >= 2 && (candidate.subject === `Merge ${agentBranch}` || candidate.subject.startsWith(`Merge ${agentBranch}: `)));
+      let found = false;
+      for (const merge of merges) {
+        if (await git.run(['merge-base', '--is-ancestor', reported.sha, merge.parents[1]!], { allowExitCodes: [1] }).then((run) => run.exitCode === 0, () => false)) {
+          found = true;
+          break;
+        }
+      }
+      if (!found) missing.push(`the merge of ${agentBranch} holding agent ${id}'s commit ${reported.sha.slice(0, 12)}`);
+    }
+  }
+  return missing.length > 0 ? missing.join(', ') : undefined;
 }
 
 /**
@@ -1127,10 +1177,8 @@ async function implsRunOutsideLoop(git: Git, manifest: ProgramManifest, repoDir:
       const reported = Object.values(doc.manifest.completion_reports ?? {}).some((report) => (report as { status?: string } | undefined)?.status === 'complete');
       if (!ranStates.has(state) && !archived && !(state === 'WAVE_PENDING' && reported)) continue;
       // The loop closes an IMPL (COMPLETE, archived) only in finalize-tier, after it merged the IMPL branch (--no-ff) —
-      // before it sets the status `complete`: an `executing` IMPL is judged only by such a doc (a wave state is a run the
-      // loop was killed in, or one it stopped BLOCKED).
+      // before it sets the status `complete`.
       const closed = state === 'COMPLETE' || archived;
-      if (status === 'executing' && !closed) continue;
       let branch: string;
       try {
         branch = programBranchName(manifest.program_slug ?? '', tier.number, slug);
@@ -1139,12 +1187,16 @@ async function implsRunOutsideLoop(git: Git, manifest: ProgramManifest, repoDir:
       }
       const tip = await git.tryRevParse(`refs/heads/${branch}`);
       const branchExists = tip !== undefined;
-      // P17-03: with a closed doc, a branch with the loop's name is the loop's only with work of its own — finalize-tier
-      // closes an IMPL after merging its branch, so the loop's holds the IMPL's waves off main's first-parent line; an empty
-      // branch made by hand at main's tip (or anywhere on that line) holds none.
-      const loops = branchExists && tier.number <= lowestOpen && (!closed || (await carriesWorkOfItsOwn(git, tip)));
-      if (loops) continue;
-      found.push({ slug, tier: tier.number, status, doc: path.relative(repoDir, doc.path), state: state || '(none)', branch, branchExists, empty: branchExists && tier.number <= lowestOpen, lowestOpen });
+      // (an `executing` IMPL with a doc in a wave state is a run the loop started: judged only by its branch, when there is one)
+      if (status === 'executing' && !closed && (!branchExists || tier.number > lowestOpen)) continue;
+      // P17-03, P18-01, P18-07: a branch with the loop's name is the loop's only when it holds the loop's work for what the
+      // doc says ran and was merged (see missingLoopWork) — any commit off main's first-parent line (an empty one, a hand
+      // merge) is not that work, nor is a branch made at main's tip under a doc that says its waves were merged. A doc in a
+      // wave state whose waves the loop has not merged yet (a run it was killed in or stopped BLOCKED) claims nothing: the
+      // loop resumes it (its branch may hold nothing yet).
+      const missing = branchExists && tier.number <= lowestOpen ? await missingLoopWork(git, doc.manifest, slug, tip, closed) : 'n/a';
+      if (missing === undefined) continue;
+      found.push({ slug, tier: tier.number, status, doc: path.relative(repoDir, doc.path), state: state || '(none)', branch, branchExists, empty: branchExists && tier.number <= lowestOpen, missing, lowestOpen });
     }
   }
   return found;
