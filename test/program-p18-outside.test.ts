@@ -2,8 +2,10 @@
  * Outside round P18's findings on the PROGRAM layer (issue 12), as regression tests: the real CLI as child processes on
  * real temporary git repositories (the demo PROGRAM "shop" crafted without running it, script agents).
  */
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { programRelative, git, craft, withStatuses, implDoc, tier1Built, expectUnchanged, executeArgs, writeFiles, commitAll } from './support/program-crafted.js';
+import { programRelative, git, craft, withStatuses, implDoc, tier1Built, tier1Frozen, expectUnchanged, executeArgs, writeFiles, commitAll } from './support/program-crafted.js';
 
 const B2 = 'polywave/program/shop/tier2-impl-checkout';
 const tier2 = (status: string, doc: Record<string, string>) => craft({ ...tier1Built(), [programRelative]: withStatuses({ pricing: 'complete', catalog: 'complete', checkout: status }), ...doc });
@@ -54,4 +56,15 @@ describe('P18-07: a doc in a wave state that says the wave was merged needs its 
       expect(refused.stderr).toMatch(/complete report with a commit of the branch's own \(wave 1\)/);
     }, 300_000);
   }
+});
+
+describe('P18-06: a frozen contract changed on the main line between tiers is refused when the next tier starts', () => {
+  // Before the fix: tier 2's Scout and agent ran and its IMPL branch merged into main; only finalize-tier's gate stopped it.
+  it('a human commit to src/pricing.js (priceWithTax frozen at tier 1) before tier 2: P2_FROZEN_CONTRACT_CHANGED, nothing run, nothing changed', async () => {
+    const demo = await tier1Frozen();
+    const file = path.join(demo.repo, 'src/pricing.js');
+    writeFileSync(file, `${readFileSync(file, 'utf8')}\n// changed by hand\n`);
+    commitAll(demo.repo, 'human: touch the frozen contract');
+    await expectUnchanged(demo, executeArgs(demo), 1, /P2_FROZEN_CONTRACT_CHANGED: frozen contract priceWithTax \(src\/pricing\.js, frozen at tier 1\) changed on the main line since its freeze: .* before tier 2 starts/s);
+  }, 300_000);
 });

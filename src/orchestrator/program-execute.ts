@@ -33,6 +33,7 @@ import { createProgramWorktrees } from '../engine/program/tier-worktrees.js';
 import { canonicalPath, removeKilledWorktreeAdds } from '../engine/worktrees.js';
 import { finalizeTier, type FinalizeTierResult } from '../engine/program/finalize-tier.js';
 import { freezesAtTier } from '../engine/program/freeze-contracts.js';
+import { frozenContractChanges } from '../engine/program/tier-gate.js';
 import { isBlocking } from '../errors/finding.js';
 import { checkImplConflicts } from '../protocol/impl-conflicts.js';
 import { branchName, programBranchName, programWorktreePath } from '../protocol/names.js';
@@ -548,6 +549,15 @@ async function executeProgramSteps(options: ProgramExecuteOptions, holder: { res
     }
     progress(`tier ${tier}: ${impls.map((impl) => impl.slug).join(', ')}`);
 
+    // P18-06: P2 at the tier's start too — a frozen contract changed on main since its freeze (a human's commit between
+    // tiers) was caught only by finalize-tier's gate, after the tier's Scouts and agents ran and its IMPL branches merged.
+    const changed = await frozenContractChanges(manifest, tier, mainGit);
+    if (changed.length > 0) {
+      run.status = 'blocked';
+      run.detail = `P2_FROZEN_CONTRACT_CHANGED: ${changed.map((item) => `frozen contract ${item.contract} (${item.location}, frozen at tier ${item.frozen_at_tier}) ${item.current_blob === null ? 'is gone from HEAD' : `changed on the main line since its freeze: blob ${item.frozen_blob.slice(0, 12)} → ${item.current_blob.slice(0, 12)}`}`).join('; ')} — before tier ${tier} starts`;
+      done();
+      return refuse(`tier ${tier}: ${run.detail}`, `revert the change on the main line (\`git log -p -- ${[...new Set(changed.map((item) => item.location))].join(' ')}\`) or re-plan with \`polywave program-replan ${relativeProgram} --reason "…" --tier ${tier}\``);
+    }
 
     // 1. E28A: partition, validate what exists, P1 across the tier — refusals before anything of
     // the tier runs leave the manifest as it is (TIER_EXECUTING is written only when work starts).

@@ -60,12 +60,17 @@ export interface FrozenContractViolation {
  * that owned the file or a hand edit.
  */
 export async function frozenContractViolations(loaded: LoadedTier, checkout: MainCheckout): Promise<FrozenContractViolation[]> {
+  return frozenContractChanges(loaded.manifest, loaded.tier, checkout.git);
+}
+
+/** P2 for tier `tier` against HEAD of `git`'s checkout: the contracts frozen at an earlier tier whose blob changed (P18-06: also at a tier's start). */
+export async function frozenContractChanges(manifest: LoadedTier['manifest'], tier: number, git: MainCheckout['git']): Promise<FrozenContractViolation[]> {
   const violations: FrozenContractViolation[] = [];
-  for (const contract of loaded.manifest.program_contracts ?? []) {
+  for (const contract of manifest.program_contracts ?? []) {
     const recorded = (contract.frozen_blob ?? '').trim();
     const location = contractLocationFile(contract.location);
-    if (recorded === '' || location === '' || contract.frozen_at_tier === undefined || contract.frozen_at_tier >= loaded.tier) continue;
-    const probe = await checkout.git.run(['rev-parse', '--verify', '--quiet', `HEAD:${location}`], { allowExitCodes: [1, 128] });
+    if (recorded === '' || location === '' || contract.frozen_at_tier === undefined || contract.frozen_at_tier >= tier) continue;
+    const probe = await git.run(['rev-parse', '--verify', '--quiet', `HEAD:${location}`], { allowExitCodes: [1, 128] });
     const current = probe.exitCode === 0 ? probe.stdout.trim() : null;
     if (current === recorded) continue;
     violations.push({ contract: contract.name ?? '', location, frozen_at_tier: contract.frozen_at_tier, frozen_blob: recorded, current_blob: current });
