@@ -2,7 +2,7 @@
  * Outside round P17's minor findings of the PROGRAM layer (issue 12), with the built CLI as child processes on real
  * temporary git repositories (the demo PROGRAM "shop" set up without running it, states crafted on top).
  */
-import { lstatSync, readFileSync, symlinkSync } from 'node:fs';
+import { linkSync, lstatSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { acquireRunLock } from '../src/cli/run-lock.js';
@@ -69,6 +69,36 @@ describe('P17-01a / P17-12: manifest commands given a symlink to the doc', () =>
     expect(lstatSync(link).isSymbolicLink()).toBe(true);
     expect(readFileSync(real, 'utf8')).toBe(before);
     expect(git(demo.repo, ['status', '--porcelain', '--', 'docs/IMPL/IMPL-catalog.yaml'])).toBe('');
+  }, 240_000);
+});
+
+describe('P18-02a: manifest writers given a HARD link to the doc or the PROGRAM', () => {
+  // Before the fix: "success" (set-impl-state, update-program-impl) during a live loop, no RUN_IN_PROGRESS, and the save
+  // broke the link — the doc under docs/ untouched.
+  it('refuse with N094 (exit 2), nothing written, the link kept', async () => {
+    const demo = await craft({ [programRelative]: withStatuses({ pricing: 'reviewed', catalog: 'reviewed' }), [pricingDoc]: implDoc('pricing', 'REVIEWED'), 'docs/IMPL/IMPL-catalog.yaml': implDoc('catalog', 'REVIEWED') });
+    const real = path.join(demo.repo, pricingDoc);
+    const programReal = path.join(demo.repo, programRelative);
+    const outside = makeTempDir('polywave-p18-hard-');
+    const hard = path.join(outside, 'hard.yaml');
+    const hardProgram = path.join(outside, 'hard-program.yaml');
+    linkSync(real, hard);
+    linkSync(programReal, hardProgram);
+    const original = { doc: readFileSync(real, 'utf8'), program: readFileSync(programReal, 'utf8') };
+    const run = (args: string[]) => runCli(args, { cwd: outside, env: gitEnv, timeoutMs: 120_000 });
+    for (const args of [
+      ['set-impl-state', hard, '--state', 'BLOCKED'],
+      ['amend-impl', hard, '--add-wave', '--agent', 'Q', '--new-task', 'more'],
+      ['update-program-impl', hardProgram, '--impl', 'pricing', '--status', 'blocked'],
+      ['update-program-state', hardProgram, '--state', 'BLOCKED'],
+    ]) {
+      const refused = await run(args);
+      expect([args[0], refused.code]).toEqual([args[0], 2]);
+      expect(`${refused.stdout}${refused.stderr}`).toMatch(/N094_MANIFEST_SAVE_FAILED.*2 hard links/);
+      expect(statSync(real).nlink).toBe(2);
+      expect(statSync(programReal).nlink).toBe(2);
+      expect({ doc: readFileSync(real, 'utf8'), program: readFileSync(programReal, 'utf8') }).toEqual(original);
+    }
   }, 240_000);
 });
 

@@ -63,8 +63,14 @@ export async function editManifest<Result extends { fatal: boolean; findings: Fi
     // P17-01a: the save renames a temp file over `filePath` — over a symbolic link that replaces the link by a regular
     // file and leaves the manifest it points to as it was. CLI paths arrive resolved (resolve-path.ts); any other
     // link is refused here, nothing written.
-    if ((await lstat(filePath).catch(() => undefined))?.isSymbolicLink()) {
+    const stats = await lstat(filePath).catch(() => undefined);
+    if (stats?.isSymbolicLink()) {
       throw new PolywaveError({ code: codes.saveFailed, message: `cannot write ${filePath}: it is a symbolic link (to ${await realpath(filePath).catch(() => '?')}) — a save would replace the link, not the manifest it points to; give the manifest's own path; nothing written`, exitCode: 2 });
+    }
+    // P18-02a: a HARD link (a second name of the file, e.g. outside the repository) cannot be resolved to the real path
+    // — the run lock was missed through it and the save broke the link ("success", the manifest under docs/ untouched).
+    if (stats !== undefined && stats.nlink > 1) {
+      throw new PolywaveError({ code: codes.saveFailed, message: `cannot write ${filePath}: the file has ${stats.nlink} hard links — a save would break them and leave the other names as they were; remove the extra link(s) and give the manifest's own path; nothing written`, exitCode: 2 });
     }
     const parsed = parse(current, { document: true });
     if (parsed.fatal) throw unreadableManifestError(filePath, parsed.findings);
