@@ -8,7 +8,7 @@
  * `<k>:torn` / `<k>:torn-git` leave the k-th worktree half removed as a `git worktree remove` killed half way does
  * (every other file gone; its `.git` file kept, or gone too).
  */
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from './support/cli.js';
@@ -96,5 +96,43 @@ describe('P16-06: program-execute killed inside the retirement of an earlier att
     expect(git(demo.repo, ['status', '--porcelain']).trim()).toBe('');
     // The work of the earlier attempt is still there: its IMPL branch's commits reachable from the kept ref.
     expect(git(demo.repo, ['cat-file', '-t', oldBranch]).trim()).toBe('commit');
+  }, 900_000);
+});
+
+describe('P18-05: the record of an interrupted retirement is accepted only as what the retirement itself would retire', () => {
+  // Before the fix: the record was trusted as a delete list — `main` in it deleted refs/heads/main, a worktree entry
+  // pointing elsewhere had that directory removed with everything in it (an ignored file lost), a stamp `../../x` moved
+  // the records outside the repository and the real retirement was skipped.
+  it('a record naming main, a directory outside the repository, or a stamp that is a path: E34 refused, nothing deleted; the record as written finishes the retirement', async () => {
+    const { demo } = await earlierAttemptToRetire();
+    const killedRun = await runCli(executeArgs(demo), { cwd: demo.repo, env: { ...gitEnv, POLYWAVE_TEST_CRASH_IN_RETIREMENT: '1' }, timeoutMs: 240_000 });
+    const record = path.join(demo.repo, '.git/polywave/retiring/catalog.json');
+    expect(existsSync(record), killedRun.stderr.slice(-1500)).toBe(true);
+    const written = readFileSync(record, 'utf8');
+    const intent = JSON.parse(written) as { stamp: string; branches: Array<{ branch: string; sha: string }>; worktrees: Array<{ path: string; branch: string; head: string }> };
+    const head = git(demo.repo, ['rev-parse', 'HEAD']).trim();
+    const victim = path.join(path.dirname(demo.repo), 'victim');
+    mkdirSync(path.join(victim, 'node_modules'), { recursive: true });
+    writeFileSync(path.join(victim, 'node_modules', 'precious.txt'), 'precious\n');
+    const tampered: Array<[string, object, RegExp]> = [
+      ['main', { ...intent, branches: [...intent.branches, { branch: 'main', sha: head }] }, /branch main is not an IMPL branch of catalog/],
+      ['victim', { ...intent, worktrees: [...intent.worktrees, { path: victim, branch: intent.branches[0]!.branch, head }] }, /worktree .*victim is not under \.claude\/worktrees\/polywave/],
+      ['stamp', { ...intent, stamp: '../../../../x' }, /its stamp "\.\.\/\.\.\/\.\.\/\.\.\/x" is not a time/],
+      ['impl', { ...intent, impl: 'pricing' }, /it is for pricing of PROGRAM shop/],
+    ];
+    for (const [name, content, why] of tampered) {
+      writeFileSync(record, JSON.stringify(content));
+      const refused = await cli(demo, executeArgs(demo));
+      expect(refused.code, `${name}: ${refused.stderr.slice(-1500)}`).toBe(1);
+      expect(refused.stderr).toMatch(/E34_EARLIER_ATTEMPT_KEPT: .*retiring\/catalog\.json is not one polywave wrote for this retirement/s);
+      expect(refused.stderr, name).toMatch(why);
+      expect(git(demo.repo, ['rev-parse', '--verify', 'refs/heads/main']).trim()).toBe(head);
+      expect(readFileSync(path.join(victim, 'node_modules', 'precious.txt'), 'utf8')).toBe('precious\n');
+      expect(existsSync(path.join(path.dirname(demo.repo), 'x'))).toBe(false);
+    }
+    writeFileSync(record, written);
+    const resumed = await cli(demo, executeArgs(demo));
+    expect(resumed.code, resumed.stderr.slice(-2000)).toBe(0);
+    expect(git(demo.repo, ['for-each-ref', '--format=%(refname)', `refs/polywave/retired/${intent.stamp}/`])).toMatch(/tier1-impl-catalog/);
   }, 900_000);
 });

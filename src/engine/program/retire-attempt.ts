@@ -65,6 +65,42 @@ async function readIntent(file: string): Promise<RetirementIntent | undefined> {
   throw new Error(`${file}: unreadable record of an interrupted retirement of an earlier attempt — look at it (its branches are listed there), then remove it and re-run`);
 }
 
+/** The stamp a retirement gives its kept refs and records directory (an ISO time, `:` and `.` made `-`). */
+const stampPattern = /^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$/;
+
+/**
+ * P18-05: why a retirement record read back is not this retirement's (undefined when it is): another PROGRAM, tier or
+ * IMPL; a stamp that is not a time (it names a directory: `../../x` moved the records outside the repository); a branch
+ * that is neither the IMPL's IMPL branch of another tier nor one of its agent branches (`main`, a human's branch); a
+ * worktree that is not one of the loop's for those branches, under the repository's `.claude/worktrees/polywave/` (a directory
+ * elsewhere was removed with everything in it).
+ */
+async function foreignToRetirement(intent: RetirementIntent, repoDir: string, programSlug: string, tier: number, implSlug: string): Promise<string | undefined> {
+  if (intent.program !== programSlug || intent.impl !== implSlug || intent.tier !== tier) return `it is for ${String(intent.impl)} of PROGRAM ${String(intent.program)} at tier ${String(intent.tier)}, not ${implSlug} of ${programSlug} at tier ${tier}`;
+  if (!stampPattern.test(intent.stamp)) return `its stamp ${JSON.stringify(intent.stamp)} is not a time`;
+  const escaped = implSlug.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const implBranch = new RegExp(`^polywave/program/${programSlug.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/tier(\\d+)-impl-${escaped}$`);
+  const agentBranch = new RegExp(`^polywave/${escaped}/\\S+$`);
+  const names = new Set<string>();
+  for (const entry of intent.branches as unknown[]) {
+    const { branch, sha } = (entry ?? {}) as { branch?: unknown; sha?: unknown };
+    if (typeof branch !== 'string' || typeof sha !== 'string' || !/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(sha)) return `a branch entry ${JSON.stringify(entry)} is not a branch and its commit`;
+    const match = implBranch.exec(branch);
+    if (!(match !== null && Number(match[1]) !== tier) && !agentBranch.test(branch)) return `branch ${branch} is not an IMPL branch of ${implSlug} of another tier nor one of its agent branches`;
+    names.add(branch);
+  }
+  const root = path.join(await canonicalPath(repoDir), '.claude', 'worktrees', 'polywave');
+  for (const entry of intent.worktrees as unknown[]) {
+    const { path: where, branch, head } = (entry ?? {}) as { path?: unknown; branch?: unknown; head?: unknown };
+    if (typeof where !== 'string' || typeof branch !== 'string' || typeof head !== 'string' || !path.isAbsolute(where)) return `a worktree entry ${JSON.stringify(entry)} is not a worktree`;
+    if (!names.has(branch)) return `worktree ${where} is on ${branch}, not on a branch of this retirement`;
+    const resolved = existsSync(where) ? await canonicalPath(where) : path.resolve(where);
+    const relative = path.relative(root, resolved);
+    if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative)) return `worktree ${where} is not under ${path.relative(repoDir, root) || root}`;
+  }
+  return undefined;
+}
+
 /** Uncommitted work in a worktree, by `git status` rows (polywave's support files aside); undefined when git cannot read it. */
 async function worktreeChanges(git: Git, worktreePath: string): Promise<string[] | undefined> {
   const status = await git.run(['-C', worktreePath, '--no-optional-locks', 'status', '--porcelain', '--untracked-files=all']).then(
@@ -179,6 +215,14 @@ export async function retireEarlierAttempt(options: { git: Git; repoDir: string;
   const intentPath = intentPathOf(commonDir, implSlug);
   let intent = await readIntent(intentPath);
   const resumed = intent !== undefined;
+  if (intent !== undefined) {
+    // P18-05: the record is read back as a list of branches to delete and directories to remove — only what this
+    // retirement itself would retire is accepted (else nothing is done and the record is named).
+    const foreign = await foreignToRetirement(intent, options.repoDir, programSlug, tier, implSlug);
+    if (foreign !== undefined) {
+      return { retired: [], worktrees: [], refused: `the record of an interrupted retirement ${path.relative(options.repoDir, intentPath)} is not one polywave wrote for this retirement (${foreign}): look at it (its branches are listed there), remove it, then re-run`, resumed };
+    }
+  }
   if (intent === undefined) {
     const listed = (await git.run(['for-each-ref', '--format=%(refname) %(objectname)', `refs/heads/polywave/program/${programSlug}/`, `refs/heads/polywave/${implSlug}/`])).stdout
       .split('\n')
