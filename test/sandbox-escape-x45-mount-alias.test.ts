@@ -18,24 +18,12 @@ import { sandboxStatus } from '../src/agents/sandbox/index.js';
 import { binPath } from './support/cli.js';
 import { filesUnder } from './support/files-under.js';
 import { createTestRepo } from './support/git-repo.js';
+import { oneWaveImplYaml } from './support/one-wave-impl.js';
 
 const available = (await sandboxStatus()).available;
 const canMount = spawnSync('unshare', ['-m', '--propagation', 'private', 'sh', '-c', 'mount -t tmpfs none /mnt'], { encoding: 'utf8' }).status === 0;
 
-const impl = [
-  'title: Alias',
-  'feature_slug: alias',
-  'verdict: SUITABLE',
-  'state: WAVE_PENDING',
-  'test_command: "true"',
-  'file_ownership:',
-  ...['A', 'B'].flatMap((id) => [`    - file: src/${id.toLowerCase()}.ts`, `      agent: ${id}`, '      wave: 1', '      action: new']),
-  'waves:',
-  '    - number: 1',
-  '      agents:',
-  ...['A', 'B'].flatMap((id) => [`        - id: ${id}`, `          task: Implement src/${id.toLowerCase()}.ts.`, '          files:', `            - src/${id.toLowerCase()}.ts`]),
-  '',
-].join('\n');
+const impl = oneWaveImplYaml({ title: 'Alias', slug: 'alias', owned: { A: ['src/a.ts'], B: ['src/b.ts'] } });
 
 describe.skipIf(!available || !canMount)('the main checkout mounted at a second path (X45-11)', () => {
   it("a worktree agent reads neither the checkout's .env, its .git/config token nor another agent's worktree through the alias", async () => {
@@ -86,7 +74,6 @@ describe.skipIf(!available || !canMount)('the main checkout mounted at a second 
       });
     });
     const detail = run.output.slice(-3000);
-    if (process.env.X45_DEBUG) for (const file of filesUnder(repo.path(".polywave-state"))) console.log(file, readFileSync(file, "utf8").slice(-3000));
     expect(run.code, detail).toBe(0);
     const a = (await repo.run(['show', 'HEAD:src/a.ts'])).trim();
     // it did try: the two files refused (and B's worktree not even listed through the alias)
