@@ -16,6 +16,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sandboxStatus } from '../src/sandbox/index.js';
 import { runCli } from './support/cli.js';
+import { filesUnder } from './support/files-under.js';
 import { createTestRepo } from './support/git-repo.js';
 import { soloImpl } from './support/solo-escape.js';
 
@@ -57,7 +58,11 @@ describe('a solo agent cannot launder an IMPL doc edit through a second report (
       expect({ onDisk: onDisk.includes('x44-tamper'), committed: committed.includes('x44-tamper') }, cli.stdout + cli.stderr).toEqual({ onDisk: false, committed: false });
       expect(onDisk).toContain('test_command: "false"');
       expect(cli.stdout).not.toContain('WAVE_VERIFIED');
-      expect(cli.stdout + cli.stderr).toContain('SANDBOX_ORCHESTRATOR_FILE_RESTORED');
+      // The rewrite that went through is put back and named; where the sandbox refused the write itself (the doc's
+      // bind still in place when the bash call ran, as in one loaded CI run), there is nothing to put back.
+      const journal = filesUnder(repo.path('.polywave-state')).map((file) => readFileSync(file, 'utf8')).join('\n');
+      if (journal.includes('REWRITE OK')) expect(cli.stdout + cli.stderr).toContain('SANDBOX_ORCHESTRATOR_FILE_RESTORED');
+      else expect(journal, cli.stdout + cli.stderr).toContain('REWRITE FAIL');
     }, 300_000);
   }
 });
