@@ -14,7 +14,7 @@ export interface MountEntry {
 }
 
 /** Whether `file` is `dir` or inside it (both absolute). */
-function within(file: string, dir: string): boolean {
+export function within(file: string, dir: string): boolean {
   return file === dir || file.startsWith(dir.endsWith(path.sep) ? dir : `${dir}${path.sep}`);
 }
 

@@ -1,6 +1,6 @@
 import { existsSync, lstatSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { fileSystemLocation, mountTable } from './mount-table.js';
+import { fileSystemLocation, mountTable, within } from './mount-table.js';
 
 /** The directories execvp searches when PATH is unset (glibc's default). */
 const defaultSearchPath = '/usr/local/bin:/usr/bin:/bin';
@@ -139,11 +139,6 @@ const judged = new Map<string, boolean>();
  */
 const rootIdentities = new Map<string, string>();
 
-/** Whether `file` is `root` or inside it (both real paths). */
-function withinRoot(file: string, root: string): boolean {
-  return file === root || file.startsWith(root.endsWith(path.sep) ? root : `${root}${path.sep}`);
-}
-
 function inUntrustedRoot(entry: string): boolean {
   if (untrustedRoots.size === 0) return false;
   const known = judged.get(entry);
@@ -157,7 +152,7 @@ function inUntrustedRoot(entry: string): boolean {
   // virtualenv kept beside the checkout) resolves outside, but the link itself is in the checkout, where the agent
   // replaces it with a directory of its own after the entry was judged — judged by the way there, the entry is the
   // checkout's (and the verdict, kept for an existing entry, stays true while nothing outside the roots changes).
-  let inside = [real, ...visited].some((file) => roots.some((root) => withinRoot(file, root)));
+  let inside = [real, ...visited].some((file) => roots.some((root) => within(file, root)));
   // X43-02: a PATH entry reaching the checkout through a bind mount (`/src` and `/workspaces/x` of one tree): realpath
   // does not see mounts — the entry's existing directories are compared with the roots by device and inode.
   for (let current = real; !inside; current = path.dirname(current)) {
@@ -174,7 +169,7 @@ function inUntrustedRoot(entry: string): boolean {
     if (at !== undefined) {
       inside = roots.some((root) => {
         const rootAt = fileSystemLocation(mounts, root);
-        return rootAt !== undefined && rootAt.device === at.device && withinRoot(at.inside, rootAt.inside);
+        return rootAt !== undefined && rootAt.device === at.device && within(at.inside, rootAt.inside);
       });
     }
   }
@@ -212,10 +207,6 @@ function repositoryAround(dir: string): string | undefined {
   }
 }
 
-function inside(file: string, root: string): boolean {
-  return file === root || file.startsWith(root.endsWith(path.sep) ? root : `${root}${path.sep}`);
-}
-
 /**
  * The PATH for a command run INSIDE a sandbox whose working directory is `cwd` (follow-up of X42-11/12). The host never
  * searches an entry inside a repository polywave works on ({@link absolutePathEntries}), but inside the sandbox such an
@@ -251,7 +242,7 @@ export function sandboxSearchPath(value: string | undefined, cwd: string, given:
       continue;
     }
     const real = realOrResolved(entry);
-    if (repository !== undefined && main !== undefined && main !== repository && inside(real, main) && !inside(real, repository)) pending.push(path.join(repository, path.relative(main, real)));
+    if (repository !== undefined && main !== undefined && main !== repository && within(real, main) && !within(real, repository)) pending.push(path.join(repository, path.relative(main, real)));
     pending.push(entry);
   }
   const result: string[] = [];
