@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Reporter, TestModule } from 'vitest/node';
 
 /**
@@ -9,7 +10,9 @@ export default class CountReporter implements Reporter {
     let passed = 0;
     let failed = 0;
     let skipped = 0;
+    const durations: Array<[string, number]> = [];
     for (const testModule of testModules) {
+      durations.push([testModule.moduleId, testModule.diagnostic().duration]);
       let failedHere = 0;
       for (const testCase of testModule.children.allTests()) {
         const state = testCase.result().state;
@@ -22,6 +25,11 @@ export default class CountReporter implements Reporter {
       failed += failedHere > 0 ? failedHere : testModule.state() === 'failed' ? 1 : 0;
     }
     failed += unhandledErrors.length;
+    // The suite must stay within CI's 30 minutes: the slowest files, so a CI log says where the time went.
+    const slowest = durations.sort((a, b) => b[1] - a[1]).slice(0, 25);
+    const total = durations.reduce((sum, [, ms]) => sum + ms, 0);
+    process.stdout.write(`\nslowest test files (of ${durations.length}, ${(total / 1000).toFixed(0)} s in all):\n`);
+    for (const [file, ms] of slowest) process.stdout.write(`  ${(ms / 1000).toFixed(1).padStart(7)} s  ${path.relative(process.cwd(), file)}\n`);
     const tail = skipped > 0 ? `, ${skipped} skipped` : '';
     process.stdout.write(`\n${passed} passed, ${failed} failed${tail}\n`);
   }
