@@ -50,6 +50,7 @@ const agentBackendFiles = [
   'test/sandbox-cli-claude-settings.test.ts',
   'test/sandbox-cli-claude.test.ts',
   'test/sandbox-cli-codex.test.ts',
+  'test/sandbox-cli-codex-hook-killed.test.ts',
   'test/sandbox-cli-hook-killed.test.ts',
   'test/sandbox-escape-claude-code.test.ts',
   'test/sandbox-no-datagram-filter.test.ts',

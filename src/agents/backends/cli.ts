@@ -846,8 +846,22 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
         args.push('--settings', JSON.stringify({ hooks: { PreToolUse: [{ matcher: '*', hooks: [{ ...hook, command: `${hook.command} --allow-json` }] }] } }));
       }
       // codex: the hook as a config override (a TOML value); its hooks otherwise run only once trusted by hash in
-      // config.toml, so this invocation runs them without (the agent's own hooks, if it wrote any, run inside the sandbox too)
-      else args.splice(1, 0, '--dangerously-bypass-hook-trust', '-c', `hooks.PreToolUse=[{matcher="*",hooks=[{type="command",command=${JSON.stringify(hook.command)},timeout=${hook.timeout}}]}]`);
+      // config.toml, so this invocation runs them without (the agent's own hooks, if it wrote any, run inside the sandbox too).
+      // Issue 11 (h11h): codex runs a call whose hook died (no setting changes that, and `codex exec` forces the approval
+      // policy to never): the hook's pass (`--codex`) is bound to the call's id, and every command's bash sources the
+      // gate's run guard first (BASH_ENV), which runs the command only when its hook passed it — fail closed. Calls that
+      // run no bash (an apply_patch codex applies itself, `/bin/sh` without login) are watched in the JSON stream below.
+      else {
+        args.splice(
+          1,
+          0,
+          '--dangerously-bypass-hook-trust',
+          '-c',
+          `hooks.PreToolUse=[{matcher="*",hooks=[{type="command",command=${JSON.stringify(`${hook.command} --codex`)},timeout=${hook.timeout}}]}]`,
+          '-c',
+          `shell_environment_policy.set.BASH_ENV=${JSON.stringify(gate.runGuard)}`,
+        );
+      }
     }
     sandboxedCommand = `export NO_PROXY=${shellWord(noProxy)} no_proxy=${shellWord(noProxy)}; exec ${[binary, ...args].map(shellWord).join(' ')}`;
     const refused = await wrapCli(sandboxPlan, false);
@@ -1022,7 +1036,12 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
 
   releaseSandbox();
   closeGate();
-  if (gate) state.emit({ type: 'agent-log', level: 'info', message: `sandbox gate: ${gate.stats().passed} tool calls checked (${gate.stats().checkMs.toFixed(1)} ms of checks in all)` });
+  if (gate) {
+    // (codex: a call its hook passed is checked again in its shell — one call, two checks)
+    const { passed, checkMs, runs, refused } = gate.stats();
+    const codex = model.command === 'codex' ? `; ${runs} run in a shell after a second check, ${refused} refused for want of a pass` : '';
+    state.emit({ type: 'agent-log', level: 'info', message: `sandbox gate: ${passed - runs} tool calls checked (${checkMs.toFixed(1)} ms of checks in all${codex})` });
+  }
   // Tool calls the CLI never closed (killed mid-call) are journaled as errors.
   for (const [toolCallId, open] of [...state.openToolCalls]) endTool(state, toolCallId, open.tool, '(no result: the agent CLI stopped)', true);
   if (state.streamError === undefined && state.pendingError !== undefined) state.streamError = state.pendingError;
