@@ -10,8 +10,9 @@
  * wrapper in front of codex that replaces the gate hook in the arguments the backend gives codex by one that SIGKILLs
  * itself — as the agent's job would — and leaves everything else as polywave set it. The owned file must not be
  * written and the run ends cleanly (the model sees the refusal). The same wrapper leaving the gate's own hook in place
- * runs the call (the gate passes it). A codex `apply_patch` (codex applies it itself: no shell) whose hook died is
- * caught in the JSON stream: the CLI is stopped and the run fails, nothing of it committed.
+ * runs the calls (the gate passes them). A call that starts no bash — an `apply_patch` codex applies itself, a command
+ * in `/bin/sh` without login — whose hook died is caught in the JSON stream: the CLI is stopped and the run fails
+ * (SANDBOX_GATE_BYPASSED), nothing of it committed.
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -89,12 +90,18 @@ async function runCodex(layout: EscapeLayout, mode: HookMode, calls: ReadonlyArr
   }
 }
 
+/** An `apply_patch` heredoc in a command: codex intercepts it and applies the patch itself — no shell starts. */
+const patchOwned = {
+  name: 'exec_command',
+  arguments: { cmd: `apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: src/a.ts\n@@\n-export const a = 1;\n+${ownedContent.trim()}\n*** End Patch\nEOF`, login: false, yield_time_ms: 10_000 },
+};
 const writeOwned = { name: 'exec_command', arguments: { cmd: `printf '${ownedContent.trim()}\\n' > src/a.ts; echo wrote`, login: false, yield_time_ms: 10_000 } };
 
 describe.skipIf(skipReason !== undefined)(`a cli:codex agent whose gate hook dies (issue 11)${skipReason ? ` — SKIPPED: ${skipReason}` : ''}`, () => {
   it('a call whose hook was SIGKILLed is refused in its own shell; the run ends cleanly', async () => {
     const layout = await createEscapeLayout();
-    const { outcome, outputs, args, unexpected } = await runCodex(layout, 'killed', [writeOwned, { ...writeOwned, arguments: { ...writeOwned.arguments, login: true } }]);
+    // (with login codex starts any shell through its bash wrapper: `/bin/sh` too)
+    const { outcome, outputs, args, unexpected } = await runCodex(layout, 'killed', [writeOwned, { ...writeOwned, arguments: { ...writeOwned.arguments, login: true } }, { ...writeOwned, arguments: { ...writeOwned.arguments, login: true, shell: '/bin/sh' } }]);
     // the wrapper did replace polywave's hook by the dying one
     const hookArg = (list: string[]) => list.find((arg) => arg.startsWith('hooks.PreToolUse='));
     expect(hookArg(args!.given)).toMatch(/polywave-gate-[^"]*\/gate( --codex)?"/);
@@ -103,7 +110,7 @@ describe.skipIf(skipReason !== undefined)(`a cli:codex agent whose gate hook die
     // the calls did not run: the owned file is as it was, nothing was committed
     expect(readFileSync(path.join(layout.worktree, 'src/a.ts'), 'utf8')).toBe('export const a = 1;\n');
     expect(unexpected).toEqual([]);
-    expect(outputs).toHaveLength(2);
+    expect(outputs).toHaveLength(3);
     for (const output of outputs) {
       expect(output.output).toMatch(/has no pass from the sandbox gate .*the call is refused/);
       expect(output.output).not.toContain('wrote');
@@ -116,14 +123,38 @@ describe.skipIf(skipReason !== undefined)(`a cli:codex agent whose gate hook die
     expect(outcome.text).toBe('Done.');
   }, 120_000);
 
-  it('with the gate hook in place the same call runs (the gate passed it)', async () => {
+  it('with the gate hook in place the same calls run (the gate passed them): a shell command, an apply_patch codex applies itself', async () => {
     const layout = await createEscapeLayout();
-    const { outcome, outputs, args } = await runCodex(layout, 'gate', [writeOwned]);
+    const { outcome, outputs, args, record } = await runCodex(layout, 'gate', [patchOwned, { ...writeOwned, arguments: { ...writeOwned.arguments, cmd: 'cat src/a.ts; echo wrote' } }]);
     expect(args!.ran).toEqual(args!.given);
-    expect(outputs).toHaveLength(1);
-    expect(outputs[0]!.output).toContain('wrote');
+    expect(outputs).toHaveLength(2);
+    expect(outputs[1]!.output).toContain(`${ownedContent}wrote`);
     expect(outcome.failure).toBeUndefined();
     expect(outcome.status).toBe('finished');
+    expect(outcome.denials).toEqual([]);
+    expect(record.uses.map((use) => use.tool)).toEqual(['apply_patch', 'bash', 'git_commit']);
+    expect((await branchState(layout)).commits).toHaveLength(1);
     expect(readFileSync(path.join(layout.worktree, 'src/a.ts'), 'utf8')).toBe(ownedContent);
+    expect(record.events.some((event) => event.type === 'agent-log' && /^sandbox gate: 2 tool calls checked .*; 1 run in a shell after a second check, 0 refused/.test(event.message))).toBe(true);
+  }, 120_000);
+
+  it('an apply_patch codex applies itself (no shell) whose hook died is caught in the JSON stream: the CLI is stopped, the run fails, nothing is committed', async () => {
+    const layout = await createEscapeLayout();
+    const { outcome } = await runCodex(layout, 'killed', [patchOwned, writeOwned]);
+    expect(outcome.status).toBe('failed');
+    expect(outcome.failure?.kind).toBe('fatal');
+    expect(outcome.failure?.message).toMatch(/^SANDBOX_GATE_BYPASSED: a file change codex applies itself \(apply_patch\) started without a pass from the sandbox gate/);
+    expect(outcome.denials).toContainEqual(expect.objectContaining({ tool: 'apply_patch', code: 'SANDBOX_GATE_BYPASSED' }));
+    expect((await branchState(layout)).commits).toEqual([]);
+    expect((await layout.repo.run(['rev-parse', escapeBranch])).trim()).toBe(layout.baseCommit);
+  }, 120_000);
+
+  it('a command in another shell without login (no bash starts) whose hook died is caught too', async () => {
+    const layout = await createEscapeLayout();
+    const { outcome } = await runCodex(layout, 'killed', [{ ...writeOwned, arguments: { ...writeOwned.arguments, shell: '/bin/sh' } }]);
+    expect(outcome.status).toBe('failed');
+    expect(outcome.failure?.message).toMatch(/^SANDBOX_GATE_BYPASSED: a command in a shell that is not bash \((?:\/usr)?\/bin\/sh -c /);
+    expect(outcome.denials).toContainEqual(expect.objectContaining({ tool: 'bash', code: 'SANDBOX_GATE_BYPASSED' }));
+    expect((await branchState(layout)).commits).toEqual([]);
   }, 120_000);
 });

@@ -64,7 +64,7 @@ import { killWithThisProcess } from '../../sandbox/piped-spawn.js';
 import { sandboxDenialsIn } from '../sandbox/sandbox-denials.js';
 import { fillReportFromGit, gitCommitTool } from '../tools/report-tools.js';
 import { createStaleViewCheck, staleCheckIntervalMs, staleViewCode, type StaleViewCheck } from '../sandbox/appeared-since-start.js';
-import { gateTimeoutSeconds, openToolGate, type ToolGate } from '../sandbox/tool-gate.js';
+import { codexCommandRunsGuard, gateBypassCode, gateTimeoutSeconds, openToolGate, type ToolGate } from '../sandbox/tool-gate.js';
 
 /** Output formats the backend can parse. */
 export type CliOutputFormat = 'claude-stream-json' | 'codex-json' | 'text';
@@ -339,6 +339,8 @@ interface ParseState {
   anonymousCalls: number;
   /** Set when the CLI runs in the OS sandbox: tool outputs showing a refusal of the sandbox become denials. */
   sandboxDenials?: ToolDenial[];
+  /** Codex in the sandbox gate: told when a tool item (a command, a file change, an MCP call) is first seen. */
+  codexToolSeen?: (itemId: string, itemType: string, command: string | undefined) => void;
 }
 
 function startTool(state: ParseState, toolCallId: string, tool: string, input: Record<string, unknown>): void {
@@ -499,6 +501,7 @@ function handleCodexLine(state: ParseState, event: Record<string, unknown>): voi
   const itemType = asString(item.type);
   const toolCallId = asString(item.id) ?? `codex-${++state.anonymousCalls}`;
   const completed = type === 'item.completed';
+  if (itemType === 'command_execution' || itemType === 'file_change' || itemType === 'mcp_tool_call') state.codexToolSeen?.(toolCallId, itemType, asString(item.command));
   if (itemType === 'agent_message') {
     if (completed && typeof item.text === 'string') {
       state.text = item.text;
@@ -894,6 +897,29 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
     anonymousCalls: 0,
     ...(plan ? { sandboxDenials: denials } : {}),
   };
+  // Issue 11 (h11h): a codex call that starts no bash (an apply_patch codex applies itself, an MCP call, a command in
+  // another shell without login) is not covered by the run guard, and codex runs it when its hook died. Each such call
+  // must find a hook pass no shell used: the gate's passes minus the shells that ran. One that does not started
+  // without the gate — the CLI is stopped at once and the run fails (detection: the call may have begun).
+  let gateBypass: string | undefined;
+  if (gate && model.command === 'codex') {
+    const codexGate = gate;
+    const seen = new Set<string>();
+    let shellless = 0;
+    state.codexToolSeen = (itemId, itemType, command) => {
+      if (seen.has(itemId)) return;
+      seen.add(itemId);
+      if (itemType === 'command_execution' && command !== undefined && codexCommandRunsGuard(command)) return;
+      shellless += 1;
+      const { hookPasses, runs } = codexGate.stats();
+      if (shellless <= hookPasses - runs || gateBypass !== undefined || staleView !== undefined) return;
+      const what = itemType === 'file_change' ? 'a file change codex applies itself (apply_patch)' : itemType === 'mcp_tool_call' ? 'an MCP tool call' : `a command in a shell that is not bash (${cut(command ?? '?', 200)})`;
+      gateBypass = `${what} started without a pass from the sandbox gate (its PreToolUse hook died, or was killed)`;
+      denials.push({ tool: itemType === 'file_change' ? 'apply_patch' : itemType === 'mcp_tool_call' ? 'mcp' : 'bash', code: gateBypassCode, reason: gateBypass });
+      state.emit({ type: 'agent-log', level: 'warn', message: `${gateBypassCode}: ${gateBypass}; the agent CLI is stopped` });
+      killForStale?.();
+    };
+  }
   const textLines: string[] = [];
   let textBytes = 0;
 
@@ -1065,6 +1091,9 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
   } else if (staleView !== undefined) {
     status = 'failed';
     failure = { kind: 'transient', message: `${staleViewCode}: ${staleView} — the agent CLI was stopped (before its next tool call, or during a call); a relaunch gets a sandbox that hides it` };
+  } else if (gateBypass !== undefined) {
+    status = 'failed';
+    failure = { kind: 'fatal', message: `${gateBypassCode}: ${gateBypass} — the agent CLI was stopped; nothing of the run is committed` };
   } else if (state.maxTurnsHit) {
     status = 'max-turns';
   } else if (exit.code !== 0) {
@@ -1103,7 +1132,7 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
 
   // Sandboxed: the agent could not write .git, so its owned work is committed here — only after a
   // clean audit (unowned changes fail the agent above and nothing of it is committed).
-  if (sandboxPlan && auditClean && !request.signal.aborted && staleView === undefined) {
+  if (sandboxPlan && auditClean && !request.signal.aborted && staleView === undefined && gateBypass === undefined) {
     const report = reportFile ? readReportFile(state, reportFile) : undefined;
     const committed = await commitAgentWork(request, state, model.command, typeof report?.commit_message === 'string' ? report.commit_message : undefined);
     if (!committed.ok) {

@@ -29,6 +29,19 @@ import { Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
+/** The code of a codex tool call that started without a pass from the gate and runs no shell the run guard covers. */
+export const gateBypassCode = 'SANDBOX_GATE_BYPASSED';
+
+/**
+ * Whether a codex command (as `codex exec --json` shows it: the argv it started, `<shell> -c|-lc '<cmd>'`) starts a
+ * bash, whose run guard asks the gate itself: a bash, or any shell with `-lc` (codex starts a login command through
+ * its bash wrapper that sources the shell snapshot). Anything else — `/bin/sh -c`, another shell without login — runs
+ * without the guard.
+ */
+export function codexCommandRunsGuard(command: string): boolean {
+  return /^(?:\S*\/)?bash -/.test(command) || /^\S+ -lc /.test(command);
+}
+
 /** How long the hook waits for polywave's answer before it refuses the call. */
 export const gateTimeoutSeconds = 120;
 
