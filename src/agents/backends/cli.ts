@@ -861,8 +861,7 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
           '--dangerously-bypass-hook-trust',
           '-c',
           `hooks.PreToolUse=[{matcher="*",hooks=[{type="command",command=${JSON.stringify(`${hook.command} --codex`)},timeout=${hook.timeout}}]}]`,
-          '-c',
-          `shell_environment_policy.set.BASH_ENV=${JSON.stringify(gate.runGuard)}`,
+          ...Object.entries(gate.codexShellEnv).flatMap(([name, value]) => ['-c', `shell_environment_policy.set.${name}=${JSON.stringify(value)}`]),
         );
       }
     }

@@ -56,6 +56,13 @@ export interface ToolGate {
   /** Codex: the script every command's bash sources first (`BASH_ENV`): it runs the call only with its hook's pass. */
   runGuard: string;
   /**
+   * Codex: the variables every command gets (codex's `shell_environment_policy.set`): `BASH_ENV`, the run guard, and
+   * `SHLVL=1` — a top-level `bash -c` (SHLVL unset) that thinks sshd or rshd started it (`SSH_CLIENT` set, as in an
+   * orchestrator started over ssh, or a socket for stdin) sources `~/.bashrc` — the agent's, writable — INSTEAD of
+   * BASH_ENV; from shell level 2 on it never does.
+   */
+  codexShellEnv: Readonly<Record<string, string>>;
+  /**
    * How many checks the gate answered with a pass (`passed`), how long the checks took in all (ms); codex: how many
    * calls their hook passed (`hookPasses`), how many of those a shell ran (`runs`), how many shells were refused for
    * want of a pass (`refused`).
@@ -217,6 +224,7 @@ export function openToolGate(check: () => string | undefined, onStale: (reason: 
       dir,
       hook,
       runGuard,
+      codexShellEnv: Object.freeze({ BASH_ENV: runGuard, SHLVL: '1' }),
       stats: () => ({ passed, checkMs, hookPasses, runs, refused }),
       close: () => {
         stream.destroy();
