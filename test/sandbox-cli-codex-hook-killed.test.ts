@@ -14,7 +14,7 @@
  * in `/bin/sh` without login — whose hook died is caught in the JSON stream: the CLI is stopped and the run fails
  * (SANDBOX_GATE_BYPASSED), nothing of it committed.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -70,7 +70,7 @@ function codexWrapper(layout: EscapeLayout, mode: HookMode): { wrapper: string; 
 }
 
 /** Runs cli:codex (sandboxed, through the wrapper) with a scripted model that makes `calls` one per turn, then says "Done.". */
-async function runCodex(layout: EscapeLayout, mode: HookMode, calls: ReadonlyArray<{ name: string; arguments: Record<string, unknown> }>) {
+async function runCodex(layout: EscapeLayout, mode: HookMode, calls: ReadonlyArray<{ name: string; arguments: Record<string, unknown> }>, extraConfig = '') {
   const api = await startResponsesLoopback((body) => {
     const done = functionCallOutputs(body).length;
     const call = calls[done];
@@ -79,6 +79,7 @@ async function runCodex(layout: EscapeLayout, mode: HookMode, calls: ReadonlyArr
   try {
     const codexHome = path.join(layout.agentHome, '.codex');
     writeCodexConfig(codexHome, api.baseURL);
+    if (extraConfig !== '') appendFileSync(path.join(codexHome, 'config.toml'), extraConfig);
     const { wrapper, argsFile } = codexWrapper(layout, mode);
     const { request, record } = await escapeRequest(layout, { backend: 'cli', command: 'codex', raw: 'cli:codex' }, { POLYWAVE_CODEX_BIN: wrapper, CODEX_HOME: codexHome, [loopbackKeyVariable]: 'test' });
     const outcome = await createCliBackend().run(request);
@@ -136,6 +137,27 @@ describe.skipIf(skipReason !== undefined)(`a cli:codex agent whose gate hook die
     expect((await branchState(layout)).commits).toHaveLength(1);
     expect(readFileSync(path.join(layout.worktree, 'src/a.ts'), 'utf8')).toBe(ownedContent);
     expect(record.events.some((event) => event.type === 'agent-log' && /^sandbox gate: 2 tool calls checked .*; 1 run in a shell after a second check, 0 refused/.test(event.message))).toBe(true);
+  }, 120_000);
+
+  it("codex's config.toml is read-only in the sandbox: a call cannot take the run guard away from the next launch", async () => {
+    const layout = await createEscapeLayout();
+    const poison = `printf '[shell_environment_policy]\\ninclude_only = ["PATH"]\\nset = { POSIXLY_CORRECT = "1" }\\n' >> "$CODEX_HOME/config.toml"; echo exit=$?; mv "$CODEX_HOME" "$CODEX_HOME.old"; echo moved=$?`;
+    const { outcome, outputs } = await runCodex(layout, 'gate', [{ ...writeOwned, arguments: { ...writeOwned.arguments, cmd: poison } }]);
+    expect(outputs[0]!.output).toMatch(/Read-only file system[\s\S]*exit=1/);
+    expect(outputs[0]!.output).toMatch(/moved=1/);
+    const config = readFileSync(path.join(layout.agentHome, '.codex', 'config.toml'), 'utf8');
+    expect(config).toContain('model_provider = "loopback"');
+    expect(config).not.toContain('shell_environment_policy');
+    expect(outcome.status).toBe('finished');
+  }, 120_000);
+
+  it("a config.toml of the user's own that keeps the run guard from the commands ends the run at the first command (config)", async () => {
+    const layout = await createEscapeLayout();
+    const { outcome } = await runCodex(layout, 'gate', [writeOwned, writeOwned], '[shell_environment_policy]\ninclude_only = ["PATH", "HOME", "CODEX_*"]\n');
+    expect(outcome.status).toBe('failed');
+    expect(outcome.failure?.kind).toBe('config');
+    expect(outcome.failure?.message).toMatch(/^SANDBOX_GATE_BYPASSED: a command ran in a bash that did not ask the sandbox gate .*include_only/);
+    expect((await branchState(layout)).commits).toEqual([]);
   }, 120_000);
 
   it('an apply_patch codex applies itself (no shell) whose hook died is caught in the JSON stream: the CLI is stopped, the run fails, nothing is committed', async () => {

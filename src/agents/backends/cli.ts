@@ -340,7 +340,7 @@ interface ParseState {
   /** Set when the CLI runs in the OS sandbox: tool outputs showing a refusal of the sandbox become denials. */
   sandboxDenials?: ToolDenial[];
   /** Codex in the sandbox gate: told when a tool item (a command, a file change, an MCP call) is first seen. */
-  codexToolSeen?: (itemId: string, itemType: string, command: string | undefined) => void;
+  codexToolSeen?: (itemId: string, itemType: string, item: Record<string, unknown>, completed: boolean) => void;
 }
 
 function startTool(state: ParseState, toolCallId: string, tool: string, input: Record<string, unknown>): void {
@@ -501,7 +501,7 @@ function handleCodexLine(state: ParseState, event: Record<string, unknown>): voi
   const itemType = asString(item.type);
   const toolCallId = asString(item.id) ?? `codex-${++state.anonymousCalls}`;
   const completed = type === 'item.completed';
-  if (itemType === 'command_execution' || itemType === 'file_change' || itemType === 'mcp_tool_call') state.codexToolSeen?.(toolCallId, itemType, asString(item.command));
+  if (itemType === 'command_execution' || itemType === 'file_change' || itemType === 'mcp_tool_call') state.codexToolSeen?.(toolCallId, itemType, item, completed);
   if (itemType === 'agent_message') {
     if (completed && typeof item.text === 'string') {
       state.text = item.text;
@@ -696,6 +696,33 @@ export function withClaudeSettingsReadOnly(plan: SandboxPlan, env: Readonly<Reco
   };
 }
 
+/**
+ * Issue 11 (h11h): codex reads `$CODEX_HOME/config.toml` (else `~/.codex/config.toml`) when it starts. In the agent's
+ * private HOME, writable in the sandbox, a call could write `shell_environment_policy` there — `include_only` without
+ * BASH_ENV, or `set.POSIXLY_CORRECT` (a bash in POSIX mode reads no BASH_ENV), neither undone by polywave's `-c`
+ * overrides (tables merge) — and the next launch (a relaunch, a retry) would run every command without the gate's run
+ * guard. So for the sandboxed `cli:codex` that file exists before the start (empty when absent) and is bound
+ * read-only, and its directory (where codex keeps sessions and shell snapshots) is a mount point of its own, so it
+ * cannot be renamed away and made again. Returns the plan to use; throws when the file cannot be prepared.
+ */
+export function withCodexConfigReadOnly(plan: SandboxPlan, env: Readonly<Record<string, string | undefined>>): SandboxPlan {
+  const configured = env.CODEX_HOME?.trim();
+  const home = configured ? path.resolve(configured) : env.HOME ? path.join(env.HOME, '.codex') : undefined;
+  if (home === undefined) return plan;
+  const within = (entry: string) => home === entry || home.startsWith(`${entry.replace(/\/+$/, '')}/`);
+  if (!plan.writable.some(within)) return plan;
+  mkdirSync(home, { recursive: true });
+  if (!lstatSync(home).isDirectory()) throw new Error(`${home} is not a directory`);
+  const config = path.join(home, 'config.toml');
+  if (!existsSync(config)) writeFileSync(config, '', { flag: 'wx', mode: 0o644 });
+  if (!lstatSync(config).isFile()) throw new Error(`${config} is not a regular file`);
+  return {
+    ...plan,
+    writable: plan.writable.includes(home) ? plan.writable : [...plan.writable, home],
+    readOnlyWithin: plan.readOnlyWithin.includes(config) ? plan.readOnlyWithin : [...plan.readOnlyWithin, config],
+  };
+}
+
 /** Creates the `cli` backend. */
 export function createCliBackend(options: CliBackendOptions = {}): AgentBackend {
   const templates = options.templates ?? {};
@@ -742,6 +769,13 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
       sandboxPlan = withClaudeSettingsReadOnly(sandboxPlan, request.env);
     } catch (error) {
       return failedOutcome(started, 'config', `cannot make Claude Code's user settings read-only in the agent's sandbox: ${errorMessage(error)}`);
+    }
+  }
+  if (sandboxPlan && !custom && model.command === 'codex') {
+    try {
+      sandboxPlan = withCodexConfigReadOnly(sandboxPlan, request.env);
+    } catch (error) {
+      return failedOutcome(started, 'config', `cannot make codex's config.toml read-only in the agent's sandbox: ${errorMessage(error)}`);
     }
   }
   const basePrompt = request.systemPrompt.trim() === '' ? request.prompt : `${request.systemPrompt}\n\n${request.prompt}`;
@@ -855,6 +889,8 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
       // gate's run guard first (BASH_ENV), which runs the command only when its hook passed it — fail closed. Calls that
       // run no bash (an apply_patch codex applies itself, `/bin/sh` without login) are watched in the JSON stream below.
       else {
+        // (a bash in POSIX mode reads no BASH_ENV: not from the orchestrator's environment either)
+        for (const name of ['POSIXLY_CORRECT', 'POSIX_PEDANTIC', 'SHELLOPTS']) delete env[name];
         args.splice(
           1,
           0,
@@ -900,23 +936,40 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
   // another shell without login) is not covered by the run guard, and codex runs it when its hook died. Each such call
   // must find a hook pass no shell used: the gate's passes minus the shells that ran. One that does not started
   // without the gate — the CLI is stopped at once and the run fails (detection: the call may have begun).
-  let gateBypass: string | undefined;
+  let gateBypass: { kind: AgentFailureKind; message: string } | undefined;
   if (gate && model.command === 'codex') {
     const codexGate = gate;
     const seen = new Set<string>();
+    const guardedDone = new Set<string>();
     let shellless = 0;
-    state.codexToolSeen = (itemId, itemType, command) => {
+    const bypassed = (kind: AgentFailureKind, tool: string, message: string): void => {
+      gateBypass = { kind, message };
+      denials.push({ tool, code: gateBypassCode, reason: message });
+      state.emit({ type: 'agent-log', level: 'warn', message: `${gateBypassCode}: ${message}; the agent CLI is stopped` });
+      killForStale?.();
+    };
+    state.codexToolSeen = (itemId, itemType, item, completed) => {
+      if (gateBypass !== undefined || staleView !== undefined) return;
+      const command = asString(item.command);
+      if (itemType === 'command_execution' && command !== undefined && codexCommandRunsGuard(command)) {
+        // A bash ran it: its run guard asked the gate first (a run or a refusal). A command that ran without asking ran
+        // in a bash that did not source the guard — a shell_environment_policy in codex's config (an include_only
+        // without BASH_ENV, POSIXLY_CORRECT, SHELLOPTS with posix): every call would run unguarded.
+        if (!completed || guardedDone.has(itemId) || typeof item.exit_code !== 'number' || item.exit_code < 0 || item.status === 'declined') return;
+        guardedDone.add(itemId);
+        const { runs, refused } = codexGate.stats();
+        if (guardedDone.size > runs + refused) {
+          bypassed('config', 'bash', `a command ran in a bash that did not ask the sandbox gate (${cut(command, 200)}): codex's shell_environment_policy keeps BASH_ENV (the gate's run guard) from its commands, or puts bash in POSIX mode — check include_only, set and the environment (POSIXLY_CORRECT, SHELLOPTS)`);
+        }
+        return;
+      }
       if (seen.has(itemId)) return;
       seen.add(itemId);
-      if (itemType === 'command_execution' && command !== undefined && codexCommandRunsGuard(command)) return;
       shellless += 1;
       const { hookPasses, runs } = codexGate.stats();
-      if (shellless <= hookPasses - runs || gateBypass !== undefined || staleView !== undefined) return;
+      if (shellless <= hookPasses - runs) return;
       const what = itemType === 'file_change' ? 'a file change codex applies itself (apply_patch)' : itemType === 'mcp_tool_call' ? 'an MCP tool call' : `a command in a shell that is not bash (${cut(command ?? '?', 200)})`;
-      gateBypass = `${what} started without a pass from the sandbox gate (its PreToolUse hook died, or was killed)`;
-      denials.push({ tool: itemType === 'file_change' ? 'apply_patch' : itemType === 'mcp_tool_call' ? 'mcp' : 'bash', code: gateBypassCode, reason: gateBypass });
-      state.emit({ type: 'agent-log', level: 'warn', message: `${gateBypassCode}: ${gateBypass}; the agent CLI is stopped` });
-      killForStale?.();
+      bypassed('fatal', itemType === 'file_change' ? 'apply_patch' : itemType === 'mcp_tool_call' ? 'mcp' : 'bash', `${what} started without a pass from the sandbox gate (its PreToolUse hook died, or was killed)`);
     };
   }
   const textLines: string[] = [];
@@ -1092,7 +1145,7 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
     failure = { kind: 'transient', message: `${staleViewCode}: ${staleView} — the agent CLI was stopped (before its next tool call, or during a call); a relaunch gets a sandbox that hides it` };
   } else if (gateBypass !== undefined) {
     status = 'failed';
-    failure = { kind: 'fatal', message: `${gateBypassCode}: ${gateBypass} — the agent CLI was stopped; nothing of the run is committed` };
+    failure = { kind: gateBypass.kind, message: `${gateBypassCode}: ${gateBypass.message} — the agent CLI was stopped; nothing of the run is committed` };
   } else if (state.maxTurnsHit) {
     status = 'max-turns';
   } else if (exit.code !== 0) {
