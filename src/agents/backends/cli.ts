@@ -339,7 +339,7 @@ interface ParseState {
   anonymousCalls: number;
   /** Set when the CLI runs in the OS sandbox: tool outputs showing a refusal of the sandbox become denials. */
   sandboxDenials?: ToolDenial[];
-  /** Codex in the sandbox gate: told when a tool item (a command, a file change, an MCP call) is first seen. */
+  /** Codex in the sandbox gate: told of each event of a tool item (a command, a file change, an MCP call). */
   codexToolSeen?: (itemId: string, itemType: string, item: Record<string, unknown>, completed: boolean) => void;
 }
 
@@ -935,7 +935,9 @@ async function runCli(request: AgentRunRequest, templates: Readonly<Record<strin
   // Issue 11 (h11h): a codex call that starts no bash (an apply_patch codex applies itself, an MCP call, a command in
   // another shell without login) is not covered by the run guard, and codex runs it when its hook died. Each such call
   // must find a hook pass no shell used: the gate's passes minus the shells that ran. One that does not started
-  // without the gate — the CLI is stopped at once and the run fails (detection: the call may have begun).
+  // without the gate — the CLI is stopped at once and the run fails (detection: the call may have begun). And each
+  // command a bash ran must have asked the gate from that bash (the guard's run or refusal), else the guard is not in
+  // codex's command environment at all (a config failure: every call would run unguarded).
   let gateBypass: { kind: AgentFailureKind; message: string } | undefined;
   if (gate && model.command === 'codex') {
     const codexGate = gate;
