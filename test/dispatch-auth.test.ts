@@ -1,15 +1,14 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Job, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { dispatchKeyOf } from '../src/dispatch/auth.js';
 import { expectedJobId, queueNameFor, remoteKey, runCounterKey, type AgentJobData } from '../src/dispatch/job.js';
 import { runCli } from './support/cli.js';
-import { createDispatchRepo, gitEnv, lettersScript, produceJob, runWaveCli, startRedis, startWorker, testDispatchKey, waveResult, type DispatchRepo, type TestRedis, type TestWorker } from './dispatch-support.js';
+import { createDispatchRepo, gitEnv, lettersScript, produceJob, runWaveCli, startWorker, testDispatchKey, waveResult, useDispatchRig, type DispatchRepo } from './dispatch-support.js';
 
 // Outside round A21-43 (and A21-11's class): whoever could write to the Redis could forge a job (run it on every worker)
 // and a job's RESULT (the orchestrator merged whatever commit it named). Jobs, progress records and results are now signed
@@ -17,19 +16,7 @@ import { createDispatchRepo, gitEnv, lettersScript, produceJob, runWaveCli, star
 // tests), never stored in Redis. Real parts: a redis-server on loopback, real `polywave worker` processes, `file://`
 // remotes, run-wave through the CLI.
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-dispatch-auth-'));
-let redis: TestRedis;
-const workers: TestWorker[] = [];
-
-beforeAll(async () => {
-  redis = await startRedis(path.join(scratch, 'redis'));
-}, 60_000);
-
-afterAll(async () => {
-  for (const worker of workers) worker.child.kill('SIGKILL');
-  await redis?.stop();
-  rmSync(scratch, { recursive: true, force: true });
-});
+const { scratch, redis, workers } = useDispatchRig('pw-dispatch-auth-');
 
 const reportOf = (implPath: string, agent: string) => (parse(readFileSync(implPath, 'utf8')) as { completion_reports?: Record<string, { status?: string; notes?: string }> }).completion_reports?.[agent];
 

@@ -1,10 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { runCli } from './support/cli.js';
-import { createDispatchRepo, gitEnv, lettersScript, runWaveCli, startRedis, startWorker, waveResult, type TestRedis, type TestWorker } from './dispatch-support.js';
+import { createDispatchRepo, gitEnv, lettersScript, runWaveCli, startWorker, waveResult, useDispatchRig } from './dispatch-support.js';
 
 // Outside round A23-41 (issue 17): a dispatched run-wave that BLOCKED on an orchestrator-side error while A's job was
 // still out (A's local worktree removed mid-run: `not a git repository`) left A's attempt uncollected — and every
@@ -13,20 +12,8 @@ import { createDispatchRepo, gitEnv, lettersScript, runWaveCli, startRedis, star
 // the run's flags, and retry resumes the wave and collects the job. The test follows the commands as a user would.
 // Real parts: a redis-server on loopback, a real `polywave worker`, a `file://` remote, the CLI.
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-dispatch-collect-blocked-'));
-let redis: TestRedis;
-const workers: TestWorker[] = [];
+const { scratch, redis, workers } = useDispatchRig('pw-dispatch-collect-blocked-');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-beforeAll(async () => {
-  redis = await startRedis(path.join(scratch, 'redis'));
-}, 60_000);
-
-afterAll(async () => {
-  for (const worker of workers) worker.child.kill('SIGKILL');
-  await redis?.stop();
-  rmSync(scratch, { recursive: true, force: true });
-});
 
 describe('a dispatched run BLOCKED by an orchestrator error with a job still out (A23-41)', () => {
   it('resume-detect names retry with the run\'s flags; that retry collects the job and the wave merges once', async () => {

@@ -1,26 +1,14 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { createDispatchRepo, gitEnv, lettersScript, runWaveCli, startRedis, type TestRedis } from './dispatch-support.js';
+import { createDispatchRepo, gitEnv, lettersScript, runWaveCli, useDispatchRig } from './dispatch-support.js';
 
 // Outside round A20-34 (issue 17): a cross-repo wave (E51: agents in two repositories) run through --dispatch pushed both
 // repositories' wave bases to the one `refs/polywave/base/<slug>/wave<N>` of the shared remote; the pushes raced, the
 // loser failed as DISPATCH_REMOTE_UNREACHABLE (a config error), the wave BLOCKED at random. Such a wave is now refused
 // before anything starts, with a coded line. Real parts: a redis-server on loopback, a `file://` remote, the CLI.
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-dispatch-cross-repo-'));
-let redis: TestRedis;
-
-beforeAll(async () => {
-  redis = await startRedis(path.join(scratch, 'redis'));
-}, 60_000);
-
-afterAll(async () => {
-  await redis?.stop();
-  rmSync(scratch, { recursive: true, force: true });
-});
+const { redis } = useDispatchRig('pw-dispatch-cross-repo-');
 
 describe('a cross-repo wave through the Redis dispatcher (A20-34)', () => {
   it('is refused up front with DISPATCH_CROSS_REPO (exit 2): no worktree, no base pushed, the manifest unchanged', async () => {

@@ -1,10 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli } from './support/cli.js';
-import { createDispatchRepo, gitEnv, lettersScript, runWaveCli, startRedis, startWorker, waveResult, type TestRedis, type TestWorker } from './dispatch-support.js';
+import { createDispatchRepo, gitEnv, lettersScript, runWaveCli, startWorker, waveResult, useDispatchRig } from './dispatch-support.js';
 
 // Outside round A21-41: a Redis that evicts any key under memory pressure (`maxmemory-policy allkeys-lru`, a shared Redis
 // run as a cache) dropped running jobs' hashes; a later write recreated them without their data, and the jobs failed
@@ -13,19 +12,7 @@ import { createDispatchRepo, gitEnv, lettersScript, runWaveCli, startRedis, star
 // keys have no TTL, A21-45) and `noeviction` are accepted. Real parts: a redis-server on loopback, a real worker, run-wave
 // through the CLI, a `file://` remote.
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-dispatch-evicting-'));
-let redis: TestRedis;
-const workers: TestWorker[] = [];
-
-beforeAll(async () => {
-  redis = await startRedis(path.join(scratch, 'redis'));
-}, 60_000);
-
-afterAll(async () => {
-  for (const worker of workers) worker.child.kill('SIGKILL');
-  await redis?.stop();
-  rmSync(scratch, { recursive: true, force: true });
-});
+const { scratch, redis, workers } = useDispatchRig('pw-dispatch-evicting-');
 
 const configSet = (name: string, value: string) => expect(spawnSync('redis-cli', ['-p', String(redis.port), 'CONFIG', 'SET', name, value], { encoding: 'utf8' }).stdout.trim()).toBe('OK');
 

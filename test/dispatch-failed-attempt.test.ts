@@ -1,11 +1,10 @@
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { journalPaths } from '../src/engine/journal.js';
 import { binPath, runCli } from './support/cli.js';
-import { createDispatchRepo, gitEnv, lettersScript, runWaveCli, startRedis, startWorker, waveResult, type TestRedis, type TestWorker } from './dispatch-support.js';
+import { createDispatchRepo, gitEnv, lettersScript, runWaveCli, startWorker, waveResult, useDispatchRig } from './dispatch-support.js';
 
 // Outside round A20 (issue 17): a dispatched attempt whose job did not end with a complete result had the report its
 // progress wrote early merged (A20-33 last worker killed, A20-28 Redis lost, A20-17 push refused), and a re-run whose
@@ -13,19 +12,7 @@ import { createDispatchRepo, gitEnv, lettersScript, runWaveCli, startRedis, star
 // is final only when the job ended with a complete result; else it is withdrawn and the agent runs again (or BLOCKED).
 // Real parts: a redis-server on loopback, real `polywave worker` processes, `file://` remotes, run-wave through the CLI.
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-dispatch-failed-attempt-'));
-let redis: TestRedis;
-const workers: TestWorker[] = [];
-
-beforeAll(async () => {
-  redis = await startRedis(path.join(scratch, 'redis'));
-}, 60_000);
-
-afterAll(async () => {
-  for (const worker of workers) worker.child.kill('SIGKILL');
-  await redis?.stop();
-  rmSync(scratch, { recursive: true, force: true });
-});
+const { scratch, redis, workers } = useDispatchRig('pw-dispatch-failed-attempt-');
 
 const reportOf = (implPath: string, agent: string) => (parse(readFileSync(implPath, 'utf8')) as { completion_reports?: Record<string, { status?: string; notes?: string }> }).completion_reports?.[agent];
 

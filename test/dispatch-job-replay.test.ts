@@ -1,13 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Job, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectedGateJobId, expectedJobId, queueNameFor, remoteKey, runCounterKey, type AgentJobData, type GateJobData } from '../src/dispatch/job.js';
 import { runCli } from './support/cli.js';
-import { createDispatchRepo, holdTestClaim, lettersScript, produceJob, releaseTestClaim, runWaveCli, startRedis, startWorker, testDispatchKey, waveResult, type DispatchRepo, type TestRedis, type TestWorker } from './dispatch-support.js';
+import { createDispatchRepo, holdTestClaim, lettersScript, produceJob, releaseTestClaim, runWaveCli, startWorker, testDispatchKey, waveResult, useDispatchRig, type DispatchRepo } from './dispatch-support.js';
 
 // Issue 17 (replayed JOBS) and version skew. A worker checked only a job's signature: a Redis writer without the key who
 // re-added an old enqueue's signed data under its id made a worker run the agent again (never merged — results are bound
@@ -17,19 +15,7 @@ import { createDispatchRepo, holdTestClaim, lettersScript, produceJob, releaseTe
 // format it does not run with DISPATCH_VERSION_SKEW naming both. Real parts: a redis-server on loopback, a real
 // `polywave worker` process, a `file://` remote, run-wave through the CLI.
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-dispatch-job-replay-'));
-let redis: TestRedis;
-const workers: TestWorker[] = [];
-
-beforeAll(async () => {
-  redis = await startRedis(path.join(scratch, 'redis'));
-}, 60_000);
-
-afterAll(async () => {
-  for (const worker of workers) worker.child.kill('SIGKILL');
-  await redis?.stop();
-  rmSync(scratch, { recursive: true, force: true });
-});
+const { scratch, redis, workers } = useDispatchRig('pw-dispatch-job-replay-');
 
 /** The job's state once it finished (completed or failed), read every 100 ms up to `ms`. */
 async function settled(queue: Queue, jobId: string, ms: number): Promise<{ state: string; reason?: string }> {

@@ -1,8 +1,7 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDispatchRepo, lettersScript, runWaveCli, startRedis, startWorker, waveResult, type TestRedis, type TestWorker } from './dispatch-support.js';
+import { describe, expect, it } from 'vitest';
+import { createDispatchRepo, lettersScript, runWaveCli, startWorker, waveResult, useDispatchRig } from './dispatch-support.js';
 
 // Outside round A23-02: a worker given its dispatch key in a file (`--dispatch-key-file`, mode 600, outside the home)
 // let every job's agent `cat` it — the agents run as the worker's user, so the file mode protects nothing — and with
@@ -10,19 +9,7 @@ import { createDispatchRepo, lettersScript, runWaveCli, startRedis, startWorker,
 // hides the key file it was given (the worker's agents; the orchestrator's gates, with POLYWAVE_DISPATCH_KEY_FILE).
 // Real parts: a redis-server on loopback, a real `polywave worker` with the OS sandbox, `file://` remote, run-wave via the CLI.
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-dispatch-key-file-'));
-let redis: TestRedis;
-const workers: TestWorker[] = [];
-
-beforeAll(async () => {
-  redis = await startRedis(path.join(scratch, 'redis'));
-}, 60_000);
-
-afterAll(async () => {
-  for (const worker of workers) worker.child.kill('SIGKILL');
-  await redis?.stop();
-  rmSync(scratch, { recursive: true, force: true });
-});
+const { scratch, redis, workers } = useDispatchRig('pw-dispatch-key-file-');
 
 describe('the dispatch key file (A23-02)', () => {
   it("is unreadable to the worker's agents and to the orchestrator's gates; the wave still runs", async () => {

@@ -1,32 +1,19 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDispatchRepo, lettersScript, runWaveCli, startRedis, startWorker, waveResult, type TestRedis, type TestWorker } from './dispatch-support.js';
+import { describe, expect, it } from 'vitest';
+import { createDispatchRepo, lettersScript, runWaveCli, startWorker, waveResult, useDispatchRig } from './dispatch-support.js';
 
 // Issue 17 (enqueue → agent start): a burst of 4 jobs on ONE worker with 4 slots — their F12 leases
 // read by one shared `ls-remote` — still runs every agent to its own pushed branch, and each attempt's
 // dispatch record carries the worker's start step by step and the split of the result's arrival.
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-dispatch-start-'));
-let redis: TestRedis;
-let worker: TestWorker | undefined;
-
-beforeAll(async () => {
-  redis = await startRedis(path.join(scratch, 'redis'));
-}, 60_000);
-
-afterAll(async () => {
-  worker?.child.kill('SIGKILL');
-  await redis?.stop();
-  rmSync(scratch, { recursive: true, force: true });
-});
+const { scratch, redis, workers } = useDispatchRig('pw-dispatch-start-');
 
 describe('dispatch start (issue 17)', () => {
   it('a burst on one worker: every agent completes on its own branch; the start steps and the arrival split are recorded', async () => {
     const agents = ['A', 'B', 'C', 'D'];
     const target = await createDispatchRepo('burst', lettersScript(), { waves: [agents] });
-    worker = await startWorker({ id: 'solo', redisUrl: redis.url, remote: target.remote, dir: path.join(scratch, 'worker-solo'), extra: ['--concurrency', String(agents.length)] });
+    const worker = await startWorker({ id: 'solo', redisUrl: redis.url, remote: target.remote, dir: path.join(scratch, 'worker-solo'), extra: ['--concurrency', String(agents.length)] });
+    workers.push(worker);
     const run = await runWaveCli(target, 1, { redisUrl: redis.url, timeoutMs: 100_000 });
     const result = waveResult(run);
     expect(result.success, JSON.stringify(result.blocked ?? run.stderr.slice(-1500))).toBe(true);

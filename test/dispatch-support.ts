@@ -1,10 +1,12 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Job, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import { afterAll, beforeAll } from 'vitest';
 import { dispatchKeyOf } from '../src/dispatch/auth.js';
 import { holdJobClaim } from '../src/dispatch/job-claim.js';
 import { queueNameFor, remoteKey } from '../src/dispatch/job.js';
@@ -78,6 +80,56 @@ export async function startRedis(dir: string, port?: number): Promise<TestRedis>
     pause: () => child?.kill('SIGSTOP'),
     resume: () => child?.kill('SIGCONT'),
   };
+}
+
+/** What {@link useDispatchRig} gives a test file. */
+export interface DispatchRig {
+  /** A directory of the file's own (`<tmp>/<prefix>XXXXXX`), removed after the file: workers' `--dir`s, remotes, the server's. */
+  scratch: string;
+  /** The file's redis-server in `<scratch>/redis`, started in `beforeAll` (read before that, or with `redis: false`, it throws). */
+  redis: TestRedis;
+  /** The workers the tests start (push each): SIGKILLed after the file. */
+  workers: TestWorker[];
+}
+
+/**
+ * The setup the dispatch and worker test files share: a scratch directory (made now), a redis-server of the file started
+ * in `beforeAll` (unless `redis: false` — a file that starts its own in its tests, or one skipped here), and after the file
+ * every worker in `workers` SIGKILLed, the server stopped and the scratch removed. Call it at the top of the file (or of a
+ * describe). An `afterAll` the file registers after this call runs before this one (vitest runs after-hooks in reverse
+ * order): the server and the workers are still there for it.
+ */
+export function useDispatchRig(prefix: string, options: { redis?: boolean } = {}): DispatchRig {
+  const scratch = mkdtempSync(path.join(os.tmpdir(), prefix));
+  const workers: TestWorker[] = [];
+  let server: TestRedis | undefined;
+  const started = (): TestRedis => {
+    if (!server) throw new Error(`${prefix}: the redis-server of useDispatchRig is not running (it starts in beforeAll)`);
+    return server;
+  };
+  const redis: TestRedis = {
+    get port() {
+      return started().port;
+    },
+    get url() {
+      return started().url;
+    },
+    stop: () => started().stop(),
+    restart: () => started().restart(),
+    pause: () => started().pause(),
+    resume: () => started().resume(),
+  };
+  if (options.redis !== false) {
+    beforeAll(async () => {
+      server = await startRedis(path.join(scratch, 'redis'));
+    }, 60_000);
+  }
+  afterAll(async () => {
+    for (const worker of workers) worker.child.kill('SIGKILL');
+    await server?.stop();
+    rmSync(scratch, { recursive: true, force: true });
+  });
+  return { scratch, redis, workers };
 }
 
 function canConnect(port: number): Promise<boolean> {

@@ -15,16 +15,13 @@
  * filled on the test's signal. Needs `npm run build`; skipped where such a mount is not possible.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDispatchRepo, gitEnv, lettersScript, runWaveCli, smallDiskSupported, startRedis, startWorker, waveResult, type TestRedis, type TestWorker } from './dispatch-support.js';
+import { describe, expect, it } from 'vitest';
+import { createDispatchRepo, gitEnv, lettersScript, runWaveCli, smallDiskSupported, startWorker, waveResult, useDispatchRig } from './dispatch-support.js';
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-worker-disk-full-'));
-let redis: TestRedis;
-const workers: TestWorker[] = [];
 const supported = smallDiskSupported();
+const { scratch, redis, workers } = useDispatchRig('pw-worker-disk-full-', { redis: supported });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const waitFor = async (test: () => boolean, ms: number) => {
   const deadline = Date.now() + ms;
@@ -56,16 +53,6 @@ const descendants = (pid: number): string[] => {
 };
 /** The markers that fill and empty a small disk (see dispatch-support's SmallDisk). */
 const diskOf = (name: string) => ({ mb: 8, fill: path.join(scratch, `${name}.FILL`), unfill: path.join(scratch, `${name}.UNFILL`) });
-
-beforeAll(async () => {
-  if (supported) redis = await startRedis(path.join(scratch, 'redis'));
-}, 60_000);
-
-afterAll(async () => {
-  for (const worker of workers) worker.child.kill('SIGKILL');
-  await redis?.stop();
-  rmSync(scratch, { recursive: true, force: true });
-});
 
 describe.skipIf(!supported)('a worker whose --dir disk is full (A20-16, A21-08, A21-25)', () => {
   it('hands the job back and stops taking jobs; a healthy worker runs it and the wave completes (A20-16: the disk full at the setup)', async () => {

@@ -1,11 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Job, Queue } from 'bullmq';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectedGateJobId, queueNameFor, remoteKey, type GateJobData } from '../src/dispatch/job.js';
-import { createDispatchRepo, holdTestClaim, lettersScript, startRedis, startWorker, testDispatchKey, type TestRedis, type TestWorker } from './dispatch-support.js';
+import { createDispatchRepo, holdTestClaim, lettersScript, startWorker, testDispatchKey, useDispatchRig } from './dispatch-support.js';
 
 // A21-11's class for gate jobs: a worker ran a gate job on ANY commit its clone had (`cat-file -e`), and took the gates'
 // sandbox settings from any base that commit built on — not what the orchestrator named for the wave and the branch. Now
@@ -13,19 +11,7 @@ import { createDispatchRepo, holdTestClaim, lettersScript, startRedis, startWork
 // as an agent job's base is checked. (Jobs signed with the test run's dispatch key: the signature is not what is tested.)
 // Real parts: a redis-server on loopback, a real `polywave worker`, a `file://` remote.
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-worker-gate-commit-'));
-let redis: TestRedis;
-const workers: TestWorker[] = [];
-
-beforeAll(async () => {
-  redis = await startRedis(path.join(scratch, 'redis'));
-}, 60_000);
-
-afterAll(async () => {
-  for (const worker of workers) worker.child.kill('SIGKILL');
-  await redis?.stop();
-  rmSync(scratch, { recursive: true, force: true });
-});
+const { scratch, redis, workers } = useDispatchRig('pw-worker-gate-commit-');
 
 /** Adds a signed gate job and waits for the worker's answer. */
 async function produceGate(data: GateJobData, timeoutMs = 60_000): Promise<{ value?: unknown; error?: string }> {

@@ -1,8 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDispatchRepo, lettersScript, runWaveCli, startRedis, startWorker, waveResult, type TestRedis, type TestWorker } from './dispatch-support.js';
+import { describe, expect, it } from 'vitest';
+import { createDispatchRepo, lettersScript, runWaveCli, startWorker, waveResult, useDispatchRig } from './dispatch-support.js';
 
 // Outside round A20-44 (issue 17): gate jobs on workers (`dispatch.gates: "workers"`) ran with the DEFAULT sandbox
 // settings — the worker's checkout is a worktree of a bare clone, and the gates' settings came only from a main
@@ -11,19 +9,7 @@ import { createDispatchRepo, lettersScript, runWaveCli, startRedis, startWorker,
 // local gates' settings) and applies the project's settings there, confined as for agent jobs (A20-45).
 // Real parts: a redis-server on loopback, a real sandboxed `polywave worker`, a `file://` remote, run-wave through the CLI.
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-worker-gate-settings-'));
-let redis: TestRedis;
-const workers: TestWorker[] = [];
-
-beforeAll(async () => {
-  redis = await startRedis(path.join(scratch, 'redis'));
-}, 60_000);
-
-afterAll(async () => {
-  for (const worker of workers) worker.child.kill('SIGKILL');
-  await redis?.stop();
-  rmSync(scratch, { recursive: true, force: true });
-});
+const { scratch, redis, workers } = useDispatchRig('pw-worker-gate-settings-');
 
 describe("gate jobs on a worker get the project's committed sandbox settings (A20-44)", () => {
   it('a gate that needs the network the project allows passes on a worker as it does locally (its sandbox has the proxy to the allowed host)', async () => {

@@ -1,9 +1,8 @@
-import { readdirSync, readFileSync, readlinkSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDispatchRepo, lettersScript, runWaveCli, startRedis, startWorker, type TestRedis, type TestWorker } from './dispatch-support.js';
+import { describe, expect, it } from 'vitest';
+import { createDispatchRepo, lettersScript, runWaveCli, startWorker, useDispatchRig } from './dispatch-support.js';
 
 // Outside round A23-54: a SIGKILLed worker's agent processes — the command its agent ran, the process running the
 // agent's tools — stayed, orphaned, running (and spending) while the job moved on to another worker. Real parts: a
@@ -12,19 +11,7 @@ import { createDispatchRepo, lettersScript, runWaveCli, startRedis, startWorker,
 // with bubblewrap's --die-with-parent (its parent, the spawn helper, ends with the worker); a command run without the
 // OS sandbox (`--unsafe-no-sandbox`) had nothing: it failed before the fix.
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-killed-executor-'));
-let redis: TestRedis;
-const workers: TestWorker[] = [];
-
-beforeAll(async () => {
-  redis = await startRedis(path.join(scratch, 'redis'));
-}, 60_000);
-
-afterAll(async () => {
-  for (const worker of workers) worker.child.kill('SIGKILL');
-  await redis?.stop();
-  rmSync(scratch, { recursive: true, force: true });
-});
+const { scratch, redis, workers } = useDispatchRig('pw-killed-executor-');
 
 interface Found {
   pid: number;

@@ -1,29 +1,15 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectedJobId, type AgentJobData } from '../src/dispatch/job.js';
-import { createDispatchRepo, lettersScript, produceJob, startRedis, startWorker, type TestRedis, type TestWorker } from './dispatch-support.js';
+import { createDispatchRepo, lettersScript, produceJob, startWorker, useDispatchRig } from './dispatch-support.js';
 
 // Outside round A21-39: in a mixed pool, a model only SOME workers allow (`--model-allow`) was failed FATAL
 // (DISPATCH_INVALID_JOB) by whichever other worker took the job first — the wave BLOCKED while an allowing worker idled.
 // Such a job now goes back to the queue for another worker; it fails only once every live worker of its labels refused
 // it. Real parts: a redis-server on loopback, real `polywave worker` processes, a `file://` remote.
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-worker-model-allow-'));
-let redis: TestRedis;
-const workers: TestWorker[] = [];
-
-beforeAll(async () => {
-  redis = await startRedis(path.join(scratch, 'redis'));
-}, 60_000);
-
-afterAll(async () => {
-  for (const worker of workers) worker.child.kill('SIGKILL');
-  await redis?.stop();
-  rmSync(scratch, { recursive: true, force: true });
-});
+const { scratch, redis, workers } = useDispatchRig('pw-worker-model-allow-');
 
 describe('a model only some workers allow (A21-39)', () => {
   it('a worker that does not allow it hands it back and the allowing worker runs it; a model no live worker allows still fails', async () => {

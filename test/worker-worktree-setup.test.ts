@@ -1,8 +1,7 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDispatchRepo, lettersScript, runWaveCli, startRedis, startWorker, waveResult, type TestRedis, type TestWorker } from './dispatch-support.js';
+import { describe, expect, it } from 'vitest';
+import { createDispatchRepo, lettersScript, runWaveCli, startWorker, waveResult, useDispatchRig } from './dispatch-support.js';
 
 // Outside round A20-26 (issue 17): a dispatched agent's job worktree got no worktree setup — a plain `git worktree add`
 // on the worker, none of prepare-wave's `setup` command or defaults — so an IMPL whose agents need the project's
@@ -10,19 +9,7 @@ import { createDispatchRepo, lettersScript, runWaveCli, startRedis, startWorker,
 // the orchestrator's disk) and the worker runs it, sandboxed, before the agent.
 // Real parts: a redis-server on loopback, a real `polywave worker`, a `file://` remote, run-wave through the CLI.
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-worker-setup-'));
-let redis: TestRedis;
-const workers: TestWorker[] = [];
-
-beforeAll(async () => {
-  redis = await startRedis(path.join(scratch, 'redis'));
-}, 60_000);
-
-afterAll(async () => {
-  for (const worker of workers) worker.child.kill('SIGKILL');
-  await redis?.stop();
-  rmSync(scratch, { recursive: true, force: true });
-});
+const { scratch, redis, workers } = useDispatchRig('pw-worker-setup-');
 
 describe('worktree setup on a worker (A20-26)', () => {
   it("runs the project's committed `setup` in the job's worktree before the agent: an agent that needs the installed dependency passes distributed as in-process", async () => {
