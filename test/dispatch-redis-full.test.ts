@@ -1,44 +1,28 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './support/cli.js';
-import { createDispatchRepo, freePort, gitEnv, lettersScript, runWaveCli } from './dispatch-support.js';
+import { createDispatchRepo, gitEnv, lettersScript, runWaveCli, useDispatchRig } from './dispatch-support.js';
 
 // Outside round A23-25: a Redis that is full — maxmemory reached under `noeviction` (the policy polywave asks for) —
 // answers PING and INFO but refuses every write with "OOM command not allowed when used memory > 'maxmemory'". A worker
 // printed that reply as `error[INTERNAL]` and hung; a run got BullMQ's raw reply. Both now stop at start with one coded
 // line, exit 2, nothing started. Real parts: Debian's redis-server with a tiny --maxmemory, filled by the test.
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-redis-full-'));
-let server: ChildProcess | undefined;
+const { scratch, redis } = useDispatchRig('pw-redis-full-', { redisArgs: ['--maxmemory', '2mb', '--maxmemory-policy', 'noeviction'] });
 let url = '';
 
 beforeAll(async () => {
-  const port = await freePort();
-  server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', scratch, '--maxmemory', '2mb', '--maxmemory-policy', 'noeviction'], { stdio: 'ignore' });
-  const started = server;
-  process.once('exit', () => started.kill('SIGKILL'));
-  url = `redis://127.0.0.1:${port}`;
+  url = redis.url;
   const client = new Redis(url, { lazyConnect: true });
   client.on('error', () => undefined);
-  for (let tries = 0; tries < 100; tries += 1) {
-    if (await client.connect().then(() => true, () => false)) break;
-    await sleep(50);
-  }
+  await client.connect();
   // Filled until it refuses: used memory above maxmemory.
   await client.eval("for i=1,4000 do redis.call('set','fill'..i,string.rep('x',1000)) end return 1", 0).catch(() => undefined);
   await expect(client.set('probe', '1')).rejects.toThrow(/OOM command not allowed/);
   client.disconnect();
 }, 30_000);
-
-afterAll(() => {
-  server?.kill('SIGKILL');
-  rmSync(scratch, { recursive: true, force: true });
-});
 
 const oneLine = (stderr: string) => stderr.split('\n').filter((line) => line.includes('error['));
 

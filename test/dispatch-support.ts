@@ -50,12 +50,13 @@ export interface TestRedis {
   resume(): void;
 }
 
-export async function startRedis(dir: string, port?: number): Promise<TestRedis> {
+/** `extraArgs`: more redis-server options (e.g. `--maxmemory 2mb`), on every start. */
+export async function startRedis(dir: string, port?: number, extraArgs: readonly string[] = []): Promise<TestRedis> {
   const chosen = port ?? (await freePort());
   mkdirSync(dir, { recursive: true });
   let child: ChildProcess | undefined;
   const launch = async () => {
-    child = spawn('redis-server', ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+    child = spawn('redis-server', ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extraArgs], { stdio: 'ignore' });
     // Never outlive the test process (a failed test must not leave a server behind).
     const started = child;
     process.once('exit', () => started.kill('SIGKILL'));
@@ -99,7 +100,7 @@ export interface DispatchRig {
  * describe). An `afterAll` the file registers after this call runs before this one (vitest runs after-hooks in reverse
  * order): the server and the workers are still there for it.
  */
-export function useDispatchRig(prefix: string, options: { redis?: boolean } = {}): DispatchRig {
+export function useDispatchRig(prefix: string, options: { redis?: boolean; redisArgs?: readonly string[] } = {}): DispatchRig {
   const scratch = mkdtempSync(path.join(os.tmpdir(), prefix));
   const workers: TestWorker[] = [];
   let server: TestRedis | undefined;
@@ -121,7 +122,7 @@ export function useDispatchRig(prefix: string, options: { redis?: boolean } = {}
   };
   if (options.redis !== false) {
     beforeAll(async () => {
-      server = await startRedis(path.join(scratch, 'redis'));
+      server = await startRedis(path.join(scratch, 'redis'), undefined, options.redisArgs);
     }, 60_000);
   }
   afterAll(async () => {
@@ -130,6 +131,15 @@ export function useDispatchRig(prefix: string, options: { redis?: boolean } = {}
     rmSync(scratch, { recursive: true, force: true });
   });
   return { scratch, redis, workers };
+}
+
+/** A test repository of `files` whose HEAD is pushed as `main` to a new bare repository `remoteDir` (its `file://` URL: `remote`). */
+export async function createPushedRepo(remoteDir: string, files: Record<string, string>): Promise<{ repo: TestRepo; remote: string }> {
+  const repo = await createTestRepo({ files });
+  await repo.git.run(['init', '--quiet', '--bare', remoteDir]);
+  const remote = `file://${remoteDir}`;
+  await repo.git.run(['push', '--quiet', remote, 'HEAD:refs/heads/main']);
+  return { repo, remote };
 }
 
 function canConnect(port: number): Promise<boolean> {

@@ -15,34 +15,27 @@
  * the orchestrator's Redis dispatcher sending each one gate job whose command writes a marker
  * outside the checkout. Needs `npm run build` (the workers run bin/polywave.js).
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Dispatcher } from '../src/dispatch/dispatcher.js';
 import { expectedJobId, queueNameFor, remoteKey, type AgentJobData } from '../src/dispatch/job.js';
 import { createRedisDispatcher } from '../src/dispatch/redis-dispatcher.js';
 import { PolywaveError } from '../src/errors/polywave-error.js';
-import { createTestRepo, type TestRepo } from './support/git-repo.js';
-import { gitEnv, produceJob, startRedis, startWorker, type TestRedis, type TestWorker } from './dispatch-support.js';
+import type { TestRepo } from './support/git-repo.js';
+import { createPushedRepo, gitEnv, produceJob, startWorker, useDispatchRig } from './dispatch-support.js';
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-worker-gate-sandbox-'));
+const { scratch, redis, workers } = useDispatchRig('pw-worker-gate-sandbox-');
 const branchOf = (agent: string) => `polywave/gsb/wave1-agent-${agent}`;
-let redis: TestRedis;
 let repo: TestRepo;
 let remote: string;
 let head: string;
-const workers: TestWorker[] = [];
 const dispatchers: Dispatcher[] = [];
 /** How the sandbox-less worker's start ended ('started', or its error). */
 let offStart = '';
 
 beforeAll(async () => {
-  redis = await startRedis(path.join(scratch, 'redis'));
-  repo = await createTestRepo({ files: { 'src/a.js': "export const a = 'a';\n" } });
-  await repo.git.run(['init', '--quiet', '--bare', path.join(scratch, 'remote.git')]);
-  remote = `file://${path.join(scratch, 'remote.git')}`;
-  await repo.git.run(['push', '--quiet', remote, 'HEAD:refs/heads/main']);
+  ({ repo, remote } = await createPushedRepo(path.join(scratch, 'remote.git'), { 'src/a.js': "export const a = 'a';\n" }));
   await repo.git.run(['checkout', '--quiet', '-b', branchOf('A')]);
   repo.write('src/a.js', "export const a = 'A';\n");
   head = await repo.commitAll('A: a');
@@ -60,12 +53,10 @@ beforeAll(async () => {
   workers.push(await startWorker({ id: 'gsb-unsafe', redisUrl: redis.url, remote, dir: path.join(scratch, 'worker-unsafe'), extra: ['--queue', 'gsb-unsafe', '--unsafe-no-sandbox'], env }));
 }, 60_000);
 
+// (before the rig's teardown: the workers and the server still up)
 afterAll(async () => {
   await Promise.all(dispatchers.map((dispatcher) => dispatcher.close()));
-  for (const worker of workers) worker.child.kill('SIGKILL');
-  await redis?.stop();
   repo?.cleanup();
-  rmSync(scratch, { recursive: true, force: true });
 });
 
 /** One gate job of `agent` (its branch at `head`; one agent per job, so the two pushes to the remote do not race). */

@@ -8,32 +8,24 @@
  * Real parts: a redis-server on loopback, a bare `file://` remote, the real `polywave worker` command with the sandbox
  * turned off (POLYWAVE_SANDBOX=off). Needs `npm run build`.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './support/cli.js';
-import { createTestRepo, type TestRepo } from './support/git-repo.js';
-import { gitEnv, startRedis, type TestRedis } from './dispatch-support.js';
+import type { TestRepo } from './support/git-repo.js';
+import { createPushedRepo, gitEnv, useDispatchRig } from './dispatch-support.js';
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-worker-no-sandbox-'));
-let redis: TestRedis;
+const { scratch, redis } = useDispatchRig('pw-worker-no-sandbox-');
 let repo: TestRepo;
 let remote: string;
 
 beforeAll(async () => {
-  redis = await startRedis(path.join(scratch, 'redis'));
-  repo = await createTestRepo({ files: { 'src/a.js': "export const a = 'a';\n" } });
-  await repo.git.run(['init', '--quiet', '--bare', path.join(scratch, 'remote.git')]);
-  remote = `file://${path.join(scratch, 'remote.git')}`;
-  await repo.git.run(['push', '--quiet', remote, 'HEAD:refs/heads/main']);
+  ({ repo, remote } = await createPushedRepo(path.join(scratch, 'remote.git'), { 'src/a.js': "export const a = 'a';\n" }));
 }, 60_000);
 
-afterAll(async () => {
-  await redis?.stop();
+afterAll(() => {
   repo?.cleanup();
-  rmSync(scratch, { recursive: true, force: true });
 });
 
 describe('a worker without the OS sandbox and without --unsafe-no-sandbox (A21-05)', () => {
