@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -16,16 +16,16 @@ import { startWorker as startWorkerInProcess } from '../src/worker/worker.js';
 import { journalPaths, readJournal } from '../src/engine/journal.js';
 import { createGit } from '../src/git/git-cli.js';
 import { runCli } from './support/cli.js';
-import { createDispatchRepo, gitEnv, holdTestClaim, produceJob, queueOf, testDispatchKey, lettersScript, runWaveCli, startRedis, startWorker, waveResult, type DispatchRepo, type TestRedis, type TestWorker } from './dispatch-support.js';
+import { createDispatchRepo, gitEnv, holdTestClaim, produceJob, queueOf, testDispatchKey, lettersScript, runWaveCli, startWorker, waveResult, useDispatchRig, type DispatchRepo, type TestWorker } from './dispatch-support.js';
 
 // The attack on the scale-out feature (attack-dispatch.md F1–F5), replayed on real parts: a
 // redis-server of this file, one bare `file://` remote, real `polywave worker` processes, jobs put
 // on the queue with plain BullMQ (what anyone who can write to the Redis can do) and real run-waves.
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-dispatch-attacks-'));
+// (`workers`: main, rare and the workers of single tests)
+const { scratch, redis, workers } = useDispatchRig('pw-dispatch-attacks-');
 const remoteDir = path.join(scratch, 'remote.git');
 const workerSecret = 'sk-H5-worker-secret-4242';
-let redis: TestRedis;
 let main: TestWorker;
 let rare: TestWorker;
 let hostile: DispatchRepo;
@@ -38,10 +38,8 @@ let lost: DispatchRepo;
 // served by the workers of one test only (a worker takes only its remote's jobs), so the tests that
 // kill, stop and signal workers run concurrently with the others.
 const mirrors: Record<'r6' | 'r12' | 'r16' | 'r17' | 'r20', string> = { r6: '', r12: '', r16: '', r17: '', r20: '' };
-const extraWorkers: TestWorker[] = [];
 
 beforeAll(async () => {
-  redis = await startRedis(path.join(scratch, 'redis'));
   const init = spawnSync('git', ['init', '--quiet', '--bare', '-b', 'main', remoteDir], { env: { ...process.env, ...gitEnv }, encoding: 'utf8' });
   if (init.status !== 0) throw new Error(init.stderr);
   const remote = `file://${remoteDir}`;
@@ -63,12 +61,10 @@ beforeAll(async () => {
     startWorker({ id: 'h-main', redisUrl: redis.url, remote, dir: path.join(scratch, 'worker-main'), extra: ['--concurrency', '3', '--model-allow', 'openai-compatible:http://gateway.invalid/'], env: { OPENAI_API_KEY: workerSecret } }),
     startWorker({ id: 'h-rare', redisUrl: redis.url, remote, dir: path.join(scratch, 'worker-rare'), labels: ['rare'] }),
   ]);
+  workers.push(main, rare);
 }, 60_000);
-afterAll(async () => {
+afterAll(() => {
   if (process.env.H5_DEBUG) console.log(main?.log(), rare?.log());
-  for (const worker of [main, rare, ...extraWorkers]) worker?.child.kill('SIGKILL');
-  await redis?.stop();
-  rmSync(scratch, { recursive: true, force: true });
 });
 
 /** A schema-valid job of agent A of `hostile` (its id as the orchestrator would compute it, unless overridden). */
@@ -126,7 +122,7 @@ async function runningJob(prefix: string, deadlineMs: number): Promise<{ worker:
 /** A worker of one test (killed by afterAll should the test fail). */
 async function worker(id: string, remote: string, labels: string[] = [], dir = path.join(scratch, `worker-${id}`)): Promise<TestWorker> {
   const started = await startWorker({ id, redisUrl: redis.url, remote, dir, labels });
-  extraWorkers.push(started);
+  workers.push(started);
   return started;
 }
 
@@ -492,7 +488,7 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     const preload = path.join(scratch, 'clock-behind.cjs');
     writeFileSync(preload, 'const real = Date.now;\nconst skew = Number(process.env.PW_TEST_SKEW_MS || 0);\nDate.now = () => real() + skew;\n');
     const lagging = await startWorker({ id: 'lag', redisUrl: redis.url, remote, dir: path.join(scratch, 'worker-lag'), env: { NODE_OPTIONS: `--require ${preload}`, PW_TEST_SKEW_MS: '-600000' } });
-    extraWorkers.push(lagging);
+    workers.push(lagging);
     const branch = 'polywave/hostile/wave1-agent-K';
     const worktree = hostile.repo.sibling('wt-lag-K');
     await hostile.repo.git.worktreeAdd({ path: worktree, branch, base, createBranch: true });
@@ -638,7 +634,7 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
     // The first worker's agent waits in bash ($J_SLOW s) until it is killed; the taker's does not wait.
     const spawnWorker = async (id: string, slow: string) => {
       const started = await startWorker({ id, redisUrl: redis.url, remote, dir: path.join(scratch, `worker-${id}`), env: { J_SLOW: slow } });
-      extraWorkers.push(started);
+      workers.push(started);
       return started;
     };
     const first = await spawnWorker('ja', '60');

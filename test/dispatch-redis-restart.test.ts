@@ -6,20 +6,13 @@
  * messages ignored) and the runs to come are numbered anew: the new run takes the job. Real parts: a redis-server
  * SIGKILLed and started again on the same port, real `polywave worker` processes, run-wave through the CLI.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, describe, expect, it } from 'vitest';
-import { createDispatchRepo, lettersScript, runWaveCli, startRedis, startWorker, waveResult, type TestWorker } from './dispatch-support.js';
+import { describe, expect, it } from 'vitest';
+import { createDispatchRepo, lettersScript, runWaveCli, startRedis, startWorker, waveResult, useDispatchRig } from './dispatch-support.js';
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-redis-restart-'));
-const workers: TestWorker[] = [];
-
-afterAll(() => {
-  for (const worker of workers) worker.child.kill('SIGKILL');
-  rmSync(scratch, { recursive: true, force: true });
-});
+// (each test starts a redis-server of its own)
+const { scratch, workers } = useDispatchRig('pw-redis-restart-', { redis: false });
 
 describe('a non-persistent Redis restarted mid-wave (A24-04)', () => {
   it('the jobs run again and their results are taken (no DISPATCH_REPLAYED): WAVE_VERIFIED, one merge per agent', async () => {

@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,18 +15,17 @@ import { parseImpl } from '../src/protocol/parse-impl.js';
 import { worktreePath } from '../src/protocol/names.js';
 import { runProgramDemo } from '../src/demo/run-program-demo.js';
 import { repoRoot, runCli } from './support/cli.js';
-import { createDispatchRepo, createGuardedRemote, produceJob, type DispatchRepo, freePort, gitEnv, lettersScript, mergeOrder, runWaveCli, startRedis, startWorker, treeWithoutManifest, waveAgents, waveResult, type TestRedis, type TestWorker } from './dispatch-support.js';
+import { createDispatchRepo, createGuardedRemote, produceJob, freePort, gitEnv, lettersScript, mergeOrder, runWaveCli, startWorker, treeWithoutManifest, waveAgents, waveResult, useDispatchRig, type DispatchRepo, type TestWorker } from './dispatch-support.js';
 
 // Issue 17 "What it must show" 1–3 on real parts: Debian's redis-server on a free loopback port,
 // one `file://` bare remote guarded by scripts/remote-guard-hook (every IMPL of this file meets
 // there under its own slug), and 3 real `polywave worker` processes with separate clones.
 // One Redis and one worker pool for the whole file keep it inside its time budget.
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-dispatch-'));
-let redis: TestRedis;
+// (`pool`: the workers the file's tests share — teamB, on a queue of its own, is not one of them)
+const { scratch, redis, workers: pool } = useDispatchRig('pw-dispatch-');
 let remote: string;
 const remoteDir = path.join(scratch, 'remote.git');
-const pool: TestWorker[] = [];
 // The repositories of the tests that run concurrently, made once for the file (vitest's onTestFinished
 // cannot tell concurrent tests apart, so a repository made inside one could be removed when another ends).
 let shared: { guarded: DispatchRepo; labels: DispatchRepo; nores: DispatchRepo; retried: DispatchRepo; gatefail: DispatchRepo };
@@ -41,7 +40,6 @@ async function addWorker(id: string): Promise<TestWorker> {
 }
 
 beforeAll(async () => {
-  redis = await startRedis(path.join(scratch, 'redis'));
   remote = await createGuardedRemote(remoteDir, readFileSync(path.join(repoRoot, 'scripts', 'remote-guard-hook'), 'utf8'));
   const [[guarded, labels, nores, retried, gatefail]] = await Promise.all([
     Promise.all([
@@ -58,10 +56,8 @@ beforeAll(async () => {
   ]);
   shared = { guarded, labels, nores, retried, gatefail };
 }, 60_000);
-afterAll(async () => {
-  for (const worker of [...pool, teamB]) worker?.child.kill('SIGKILL');
-  await redis?.stop();
-  rmSync(scratch, { recursive: true, force: true });
+afterAll(() => {
+  teamB?.child.kill('SIGKILL');
 });
 
 /** Which live worker runs a job of `agent` now (any job when `agent` is empty), from the Redis registry. */

@@ -13,24 +13,22 @@
  * job (`dispatch.gates: "workers"`) on the same worker cats the planted files. Needs `npm run build` (the worker and
  * run-wave run bin/polywave.js).
  */
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedJobId, type AgentJobData } from '../src/dispatch/job.js';
 import { createRedisDispatcher } from '../src/dispatch/redis-dispatcher.js';
-import { createDispatchRepo, gitEnv, lettersScript, produceJob, runWaveCli, startRedis, startWorker, waveResult, type DispatchRepo, type TestRedis, type TestWorker } from './dispatch-support.js';
+import { createDispatchRepo, gitEnv, lettersScript, produceJob, runWaveCli, startWorker, waveResult, useDispatchRig, type DispatchRepo, type TestWorker } from './dispatch-support.js';
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-worker-dir-hidden-'));
+// (`workers`: the worker under test and its siblings)
+const { scratch, redis, workers } = useDispatchRig('pw-worker-dir-hidden-');
 const workerDir = path.join(scratch, 'worker');
-let redis: TestRedis;
 let worker: TestWorker;
 // Outside attack A17-12: other workers of the same host (own --dir each, another queue: they take none of these jobs),
 // one started before the wave and one after A's sandbox was made.
 const siblingEarly = path.join(scratch, 'sibling-early');
 const siblingLate = path.join(scratch, 'sibling-late');
-const siblings: TestWorker[] = [];
 const siblingSecrets = (dir: string, tag: string) => {
   for (const file of ['work/job.x/src/wip.js', 'scripts/job.x.yaml', 'journals/job.x/journal.md', 'repo.git/unpushed.txt']) {
     mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
@@ -77,10 +75,10 @@ const planted: Record<string, string> = {
 };
 
 beforeAll(async () => {
-  redis = await startRedis(path.join(scratch, 'redis'));
   target = await createDispatchRepo('wdh', lettersScript({ A: [readStep], B: [holdStep('src/b.test.js', 'VICTIM', 'src/b.js'), 'write: { path: src/b.js, content: "export const b = \'b\';\\n" }', 'write: { path: src/b.test.js, content: "export {};\\n" }'] }), { waves: [['A', 'B']] });
   worker = await startWorker({ id: 'wdh-worker', redisUrl: redis.url, remote: target.remote, dir: workerDir, extra: ['--concurrency', '3'] });
-  siblings.push(await startWorker({ id: 'wdh-sibling-early', redisUrl: redis.url, remote: target.remote, dir: siblingEarly, extra: ['--queue', 'elsewhere'] }));
+  workers.push(worker);
+  workers.push(await startWorker({ id: 'wdh-sibling-early', redisUrl: redis.url, remote: target.remote, dir: siblingEarly, extra: ['--queue', 'elsewhere'] }));
   siblingSecrets(siblingEarly, 'EARLY');
   // (after the start, which empties these directories)
   for (const [file, content] of Object.entries(planted)) {
@@ -89,13 +87,9 @@ beforeAll(async () => {
   }
 }, 60_000);
 
-afterAll(async () => {
+afterAll(() => {
   if (process.env.WDH_DEBUG) console.log(worker?.log());
-  worker?.child.kill('SIGKILL');
-  for (const sibling of siblings) sibling.child.kill('SIGKILL');
-  await redis?.stop();
   target?.repo.cleanup();
-  rmSync(scratch, { recursive: true, force: true });
 });
 
 /** The job directory of `<workerDir>/work` whose name starts with `prefix`, once `file` in it holds `text`. */
@@ -147,7 +141,7 @@ describe('a dispatched agent and its worker’s --dir', () => {
     const lateDone = produceJob(redis.port, late, late.job_id, 60_000);
     const lateC = await worktreeWith('late.w1.C.', 'src/c.js', 'LATE-42-UNCOMMITTED', 40_000);
     // A worker started on this host after A's sandbox was made.
-    siblings.push(await startWorker({ id: 'wdh-sibling-late', redisUrl: redis.url, remote: target.remote, dir: siblingLate, extra: ['--queue', 'elsewhere'] }));
+    workers.push(await startWorker({ id: 'wdh-sibling-late', redisUrl: redis.url, remote: target.remote, dir: siblingLate, extra: ['--queue', 'elsewhere'] }));
     siblingSecrets(siblingLate, 'LATE');
     // Everything is in place: the journals and scripts of A, B and C, the planted files. A reads now.
     expect(readdirSync(path.join(workerDir, 'journals')).filter((name) => name !== 'planted-job'), worker.log()).toHaveLength(3);

@@ -1,9 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { localDiskTrouble } from '../src/worker/worker.js';
-import { createDispatchRepo, lettersScript, runWaveCli, startRedis, startWorker, waveResult, type TestRedis, type TestWorker } from './dispatch-support.js';
+import { createDispatchRepo, lettersScript, runWaveCli, startWorker, waveResult, useDispatchRig } from './dispatch-support.js';
 
 // Outside round A21-33: the classifier of a worker's disk trouble matched its words anywhere in an error's text, so a
 // job whose base holds a path named "No space left on device" (too long to check out) made every worker that took it
@@ -32,20 +30,13 @@ describe('localDiskTrouble (A21-33)', () => {
 // own failed step. Now a probe write judges the worker's disk (and errors the worker's own operations throw), never the
 // agent's words. Real redis-server, a real worker process, run-wave through the CLI.
 describe('an agent that prints disk words (A23-30)', () => {
-  const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-worker-disk-words-'));
-  let redis: TestRedis | undefined;
-  let worker: TestWorker | undefined;
-  afterAll(async () => {
-    worker?.child.kill('SIGKILL');
-    await redis?.stop();
-    rmSync(scratch, { recursive: true, force: true });
-  });
+  const { scratch, redis, workers } = useDispatchRig('pw-worker-disk-words-');
 
   it("fails as its own failed step, once, the worker's disk untouched — not DISPATCH_JOB_TOO_LARGE after three runs", async () => {
-    redis = await startRedis(path.join(scratch, 'redis'));
     const step = `bash: "echo 'cannot write out/x: ENOSPC: no space left on device, write'; echo 'EROFS: read-only file system, open x' >&2; exit 1"\n        expect: ok`;
     const target = await createDispatchRepo('diskwords', lettersScript({ A: [step] }), { waves: [['A', 'B']] });
-    worker = await startWorker({ id: 'dw1', redisUrl: redis.url, remote: target.remote, dir: path.join(scratch, 'worker-dw1') });
+    const worker = await startWorker({ id: 'dw1', redisUrl: redis.url, remote: target.remote, dir: path.join(scratch, 'worker-dw1') });
+    workers.push(worker);
     const run = await runWaveCli(target, 1, { redisUrl: redis.url, timeoutMs: 150_000 });
     const result = waveResult(run);
     expect(result.success).toBe(false);

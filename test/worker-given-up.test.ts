@@ -1,12 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Job, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectedJobId, givenUpKey, queueNameFor, remoteKey, type AgentJobData } from '../src/dispatch/job.js';
-import { createDispatchRepo, holdTestClaim, lettersScript, startRedis, startWorker, testDispatchKey, type TestWorker } from './dispatch-support.js';
+import { createDispatchRepo, holdTestClaim, lettersScript, startRedis, startWorker, testDispatchKey, useDispatchRig } from './dispatch-support.js';
 
 // Outside round A22-24: a job the orchestrator's watch gave up on (the agent's limit + 120 s) kept running on its worker —
 // in a worker-side setup bounded only by the project's timeout (up to 24 h) — holding the worker while the relaunch
@@ -14,13 +12,8 @@ import { createDispatchRepo, holdTestClaim, lettersScript, startRedis, startWork
 // the job within seconds and fails it DISPATCH_GIVEN_UP (never handed back). Real parts: redis-server on loopback, a real
 // `polywave worker`, a `file://` remote; the mark is written as the orchestrator's watch writes it.
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-worker-given-up-'));
-const workers: TestWorker[] = [];
-
-afterAll(() => {
-  for (const worker of workers) worker.child.kill('SIGKILL');
-  rmSync(scratch, { recursive: true, force: true });
-});
+// (each test starts a redis-server of its own)
+const { scratch, workers } = useDispatchRig('pw-worker-given-up-', { redis: false });
 
 describe('a job the orchestrator gave up on (A22-24)', () => {
   it('stops on its worker within seconds, mid-setup, and fails DISPATCH_GIVEN_UP — not handed back to the queue', async () => {

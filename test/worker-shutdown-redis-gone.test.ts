@@ -5,20 +5,13 @@
  * Now: the second signal stops it within a bounded time whatever Redis does; the first, with Redis back, still
  * finishes cleanly.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, describe, expect, it } from 'vitest';
-import { createDispatchRepo, lettersScript, startRedis, startWorker, type TestWorker } from './dispatch-support.js';
+import { describe, expect, it } from 'vitest';
+import { createDispatchRepo, lettersScript, startRedis, startWorker, useDispatchRig } from './dispatch-support.js';
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-worker-redis-gone-'));
-const workers: TestWorker[] = [];
-
-afterAll(() => {
-  for (const worker of workers) worker.child.kill('SIGKILL');
-  rmSync(scratch, { recursive: true, force: true });
-});
+// (each test starts a redis-server of its own)
+const { scratch, workers } = useDispatchRig('pw-worker-redis-gone-', { redis: false });
 
 describe('polywave worker stops with Redis gone (X24-12)', () => {
   it('a second SIGTERM stops it within seconds (the first may wait for Redis), and it says it stopped', async () => {
