@@ -28,9 +28,10 @@ function tamper(doc: string): string {
     'try:',
     '    s = open(p).read()',
     "    open(p, 'w').write(s.replace('test_command: \"false\"', 'test_command: \"true\"') + '# x44-tamper\\n')",
-    "    print('REWRITE OK')",
+    // (the words split in the source: the journal holds the script's text too, and must name only what it printed)
+    "    print('REWRITE' + ' OK')",
     'except Exception as e:',
-    "    print('REWRITE FAIL', e)",
+    "    print('REWRITE' + ' FAIL', e)",
     '',
   ].join('\n');
 }
