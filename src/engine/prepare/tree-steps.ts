@@ -194,7 +194,8 @@ export const staleCleanupStep: StepDefinition<PrepareContext> = {
  * E21A: the pre-merge gates must pass on the base before any worktree exists (E21B: in
  * parallel per their groups, through the E38 cache). Solo waves are exempt; no gates = no-op.
  * With a merge target that is not checked out here, the gates run in a temporary detached
- * worktree at the base (the user's checkout is never switched).
+ * worktree at the base (the user's checkout is never switched). Sandboxed gates run in a throwaway
+ * checkout of that tree (X46-01: the earlier waves' merged code must not write the checkout).
  */
 export const baselineGatesStep: StepDefinition<PrepareContext> = {
   name: 'baseline_gates',
@@ -224,6 +225,11 @@ export const baselineGatesStep: StepDefinition<PrepareContext> = {
       const baseline = await runBaselineGates({
         repoDir: gateDir,
         gates,
+        // Outside attack X46-01: from wave 2 on the main checkout holds the earlier waves' merged agent code, which these
+        // gates run. In place, even sandboxed, it wrote the checkout's ignored files (`.envrc`, `node_modules/.bin/tsc`:
+        // run later outside any sandbox) and read its ignored `.env` into the gate output kept in `.polywave-state`. As
+        // for the post-merge gates and verify-build (X3 #18): a throwaway checkout of the tree, nothing written persists.
+        throwawayCheckout: true,
         ...(context.options.noCache ? { noCache: true } : {}),
         ...(context.options.signal ? { signal: context.options.signal } : {}),
         ...(context.options.events ? { events: context.options.events } : {}),
