@@ -1,6 +1,6 @@
-import { existsSync, lstatSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, statSync, type Dirent } from 'node:fs';
 import path from 'node:path';
-import { fileSystemLocation, mountTable, within } from './mount-table.js';
+import { fileSystemLocation, mountTable, within, type MountEntry } from './mount-table.js';
 
 /** The directories execvp searches when PATH is unset (glibc's default). */
 const defaultSearchPath = '/usr/local/bin:/usr/bin:/bin';
@@ -40,7 +40,10 @@ function physicalPath(file: string, visited?: string[]): string | undefined {
       continue;
     }
     const next = path.join(current, part);
-    if (current === path.sep && part === 'proc') return undefined;
+    if (current === path.sep && part === 'proc') {
+      visited?.push(next);
+      return undefined;
+    }
     visited?.push(next);
     let link: string | undefined;
     try {
@@ -148,33 +151,121 @@ function inUntrustedRoot(entry: string): boolean {
   // (a path through /proc names another directory in each process: never searched)
   if (real === undefined) return true;
   const roots = [...untrustedRoots];
+  const mounts = lazyMountTable();
+  let inside = leadsIntoRoot(real, visited, roots, mounts);
+  // X46-02: what execvp runs is the program FILE it finds in the entry, and a file there can lead into a root while the
+  // directory does not — a symbolic link (`~/bin/git -> <repo>/tools/git`, a repository's git wrapper linked into a bin
+  // directory; dangling until an agent's `tools/git` is merged, then polywave's own host git ran the agent's code) or a
+  // file bind-mounted from one (`mount --bind <repo>/tools/git /usr/local/bin/git`). An entry holding one is the
+  // root's as a whole: PATH cannot leave out one program of a directory.
+  if (!inside) inside = programLeadsIntoRoot(real, roots, mounts);
+  if (existsSync(entry)) judged.set(entry, inside);
+  return inside;
+}
+
+/** The mount table, read once per judgment and only when a judgment needs it. */
+function lazyMountTable(): () => MountEntry[] {
+  let mounts: MountEntry[] | undefined;
+  return () => (mounts ??= mountTable());
+}
+
+/**
+ * Whether the real path `real` (reached through `visited`) is in one of `roots`: by its way there, by the device and
+ * inode of its existing directories (`ids`: computed when not given), or by its place in its file system.
+ */
+function leadsIntoRoot(real: string, visited: readonly string[], roots: readonly string[], mounts: () => MountEntry[], ids: readonly string[] = existingIdentities(real)): boolean {
   // X45-01: every directory the lookup passes through counts, not only where it ends: `<repo>/.venv -> ../venv` (a
   // virtualenv kept beside the checkout) resolves outside, but the link itself is in the checkout, where the agent
   // replaces it with a directory of its own after the entry was judged — judged by the way there, the entry is the
   // checkout's (and the verdict, kept for an existing entry, stays true while nothing outside the roots changes).
-  let inside = [real, ...visited].some((file) => roots.some((root) => within(file, root)));
+  if ([real, ...visited].some((file) => roots.some((root) => within(file, root)))) return true;
   // X43-02: a PATH entry reaching the checkout through a bind mount (`/src` and `/workspaces/x` of one tree): realpath
   // does not see mounts — the entry's existing directories are compared with the roots by device and inode.
-  for (let current = real; !inside; current = path.dirname(current)) {
-    const id = identityOf(current);
-    const root = id === undefined ? undefined : rootIdentities.get(id);
-    if (root !== undefined && identityOf(root) === id) inside = true;
-    if (path.dirname(current) === current) break;
+  for (const id of ids) {
+    const root = rootIdentities.get(id);
+    if (root !== undefined && identityOf(root) === id) return true;
   }
   // X45-02: a bind mount of a directory INSIDE a root (`<repo>/tools` at `/opt/tools`) has no ancestor that is the root:
   // the entry and the roots are compared by where they lie in their file systems (the mount table).
-  if (!inside) {
-    const mounts = mountTable();
-    const at = fileSystemLocation(mounts, real);
-    if (at !== undefined) {
-      inside = roots.some((root) => {
-        const rootAt = fileSystemLocation(mounts, root);
-        return rootAt !== undefined && rootAt.device === at.device && within(at.inside, rootAt.inside);
-      });
-    }
+  return inRootByMount(real, roots, mounts());
+}
+
+/** `dev:ino` of `real` and of each directory above it that exists (the nearest first). */
+function existingIdentities(real: string): string[] {
+  const ids: string[] = [];
+  for (let current = real; ; current = path.dirname(current)) {
+    const id = identityOf(current);
+    if (id !== undefined) ids.push(id);
+    if (path.dirname(current) === current) break;
   }
-  if (existsSync(entry)) judged.set(entry, inside);
-  return inside;
+  return ids;
+}
+
+/** Whether `real` lies, in its file system, inside where one of `roots` lies in the same file system (X45-02). */
+function inRootByMount(real: string, roots: readonly string[], mounts: readonly MountEntry[]): boolean {
+  const at = fileSystemLocation(mounts, real);
+  if (at === undefined) return false;
+  return roots.some((root) => {
+    const rootAt = fileSystemLocation(mounts, root);
+    return rootAt !== undefined && rootAt.device === at.device && within(at.inside, rootAt.inside);
+  });
+}
+
+/** A symbolic link of a PATH entry resolved: its target's real path (undefined: through /proc, or a loop), the way there, and the target's identities. */
+interface ResolvedLink {
+  target: string | undefined;
+  visited: string[];
+  ids: string[];
+  throughProc: boolean;
+}
+
+/**
+ * The symbolic links directly in each judged directory, resolved, while the directory is unchanged (inode, mtime,
+ * ctime): a new root only changes which of them count, so judging a `/usr/bin` of ~400 links again for each new worktree
+ * costs string comparisons, not ~4,000 lstat calls.
+ */
+const linksCache = new Map<string, { stamp: string; links: ResolvedLink[] }>();
+
+function linksIn(real: string): ResolvedLink[] {
+  let stamp: string;
+  try {
+    const stat = statSync(real, { bigint: true });
+    if (!stat.isDirectory()) return [];
+    stamp = `${stat.dev}:${stat.ino}:${stat.mtimeNs}:${stat.ctimeNs}`;
+  } catch {
+    return [];
+  }
+  const cached = linksCache.get(real);
+  if (cached?.stamp === stamp) return cached.links;
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(real, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  const links: ResolvedLink[] = [];
+  for (const dirent of entries) {
+    if (!dirent.isSymbolicLink()) continue;
+    const visited: string[] = [];
+    const target = physicalPath(path.join(real, dirent.name), visited);
+    links.push({ target, visited, ids: target === undefined ? [] : existingIdentities(target), throughProc: visited.some((file) => within(file, '/proc')) });
+  }
+  if (linksCache.size > 1_000) linksCache.clear();
+  linksCache.set(real, { stamp, links });
+  return links;
+}
+
+/**
+ * X46-02: whether a file directly in the directory `real` leads into one of `roots`: a symbolic link whose way or target
+ * is in one ({@link leadsIntoRoot}; dangling too — by where it points: the file can be made there later), or that goes
+ * through `/proc` (another directory in each process); or a mount point there (a bound file) showing a file of one.
+ */
+function programLeadsIntoRoot(real: string, roots: readonly string[], mounts: () => MountEntry[]): boolean {
+  for (const link of linksIn(real)) {
+    // (a loop of links: execvp cannot run it either)
+    if (link.target === undefined ? link.throughProc : leadsIntoRoot(link.target, link.visited, roots, mounts, link.ids)) return true;
+  }
+  return mounts().some((mount) => path.dirname(mount.mountPoint) === real && inRootByMount(mount.mountPoint, roots, mounts()));
 }
 
 /**
