@@ -9,6 +9,7 @@ import { atomicWriteSequence, checkGuardedFile, guardFile, lastAtomicWrite, type
 import { withFileLock } from '../store/locked-write.js';
 import { PolywaveError } from '../errors/polywave-error.js';
 import { createGit } from '../git/git-cli.js';
+import type { Git } from '../git/git-port.js';
 import { hostHomeVariable } from '../git/harden.js';
 import { moveToQuarantine } from '../git/quarantine-move.js';
 import { gitlinkRepoSignatures, nestedRepoBaseline, quarantineGitlinkRepos, quarantineNewNestedRepos, type GitlinkRepoSignatures, type NestedRepoBaseline, type QuarantinedGitlinkRepo } from '../git/nested-repos.js';
@@ -256,6 +257,20 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
         throw hiddenTooMany(hidden.length);
       }
       readOnly.push(...hidden);
+    }
+    // X46-05: a file of the checkout with another hard link elsewhere shares its content with that path — a program in
+    // a bin directory on PATH (`ln $REPO/tools/git ~/bin/git`: a solo agent's in-place write of `tools/git` made
+    // polywave's own host git run its code at once), a dotfile — and putting the checkout's file back after the agent (a
+    // new file renamed over it) would not undo the write there. Read-only in the sandbox of an agent in the main
+    // checkout, its own files included (the write fails with `Read-only file system`); past the limit, not started. (The
+    // Scout, critic and Planner have the whole checkout read-only already.)
+    if (isMainCheckout(jail.root) && !readOnlyCheckout) {
+      const linked = await multiplyLinkedFiles(rootGit, jail.root);
+      if (linked.length > multiplyLinkedLimit) {
+        await releaseScratchDir(scratchDir);
+        throw linkedTooMany(linked.length);
+      }
+      readOnly.push(...linked);
     }
     // An untracked file of yours too large for its content to be kept (> 1 MiB) could not be put back were the agent to
     // change or delete it: read-only in its sandbox unless it is the agent's to write (up to 256 such files; past that
@@ -783,6 +798,40 @@ function hiddenTooMany(count: number): PolywaveError {
     message: `${count} files of the main checkout are marked --skip-worktree or --assume-unchanged: git status never looks at them, so an agent working in the checkout gets each read-only, and at most ${hiddenFromStatusLimit} can be; clear the marks you do not need (git update-index --no-skip-worktree / --no-assume-unchanged <file>), or run this wave with worktrees (more than one agent)`,
     details: { count, limit: hiddenFromStatusLimit },
   });
+}
+
+/** At most this many multiply-linked files of the main checkout are bound read-only; more, and the agent is not started. */
+const multiplyLinkedLimit = 256;
+
+/** The code of an agent in the main checkout refused for too many files with other hard links (X46-05). */
+export const linkedTooManyCode = 'SANDBOX_LINKED_TOO_MANY';
+
+function linkedTooMany(count: number): PolywaveError {
+  return new PolywaveError({
+    code: linkedTooManyCode,
+    message: `${count} files of the main checkout have other hard links (a write in place would change those paths too, outside the checkout): an agent working in the checkout gets each read-only, and at most ${multiplyLinkedLimit} can be; replace the links with copies or symbolic links, or run this wave with worktrees (more than one agent)`,
+    details: { count, limit: multiplyLinkedLimit },
+  });
+}
+
+/**
+ * The regular files of the checkout at `root` — tracked, and untracked but not ignored (ignored ones are read-only to the
+ * agent already: sandbox/ignored-paths.ts) — with more than one hard link, as absolute paths (no link followed).
+ */
+async function multiplyLinkedFiles(git: Git, root: string): Promise<string[]> {
+  const { stdout } = await git.run(['ls-files', '-z', '--cached', '--others', '--exclude-standard']);
+  const found = new Set<string>();
+  for (const file of stdout.split('\0')) {
+    if (file === '') continue;
+    const absolute = path.join(root, file);
+    try {
+      const stat = lstatSync(absolute);
+      if (stat.isFile() && stat.nlink > 1) found.add(absolute);
+    } catch {
+      // deleted in the working tree
+    }
+  }
+  return [...found];
 }
 
 /** Bound read-only for an agent in the main checkout: at most this many untracked files too large to keep. */
