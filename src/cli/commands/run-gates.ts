@@ -50,6 +50,10 @@ export async function run(args: string[], options: Record<string, unknown>, io: 
       env: io.env,
       configSearchDirs: [repoDir, path.dirname(filePath)],
       docsOnly,
+      // Outside attack X46-08: run on the main checkout after a wave, the gates run the merged agent code, which wrote the
+      // checkout's ignored files in place (`.envrc`, `node_modules/.bin/tsc`) and read its `.env` into the printed output.
+      // As finalize-wave's post-merge gates and the E21A baseline: a throwaway checkout of the tree (sandboxed gates).
+      throwawayCheckout: true,
     });
   } finally {
     process.removeListener('SIGINT', onSignal);
