@@ -43,6 +43,7 @@ import { sandboxUnavailableError } from '../sandbox/sandbox-unavailable-error.js
 import { makeScratchDir, releaseScratchDir } from '../sandbox/scratch-dirs.js';
 import { createToolExecutor, type ToolExecutor } from './sandbox/tool-executor.js';
 import { bashEnvironment } from './tools/bash-tool.js';
+import { timerDelay } from '../engine/timer-delay.js';
 
 /** Options of {@link runAgent}. */
 export interface RunAgentOptions {
@@ -349,7 +350,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   const timer = setTimeout(() => {
     timedOut = true;
     controller.abort(new DOMException(`agent ${options.agentId} exceeded its wall-clock limit of ${Math.round(limits.timeoutMs / 1000)} s`, 'TimeoutError'));
-  }, limits.timeoutMs);
+  }, timerDelay(limits.timeoutMs));
   const onAbort = () => controller.abort(options.signal?.reason ?? new Error('aborted'));
   if (options.signal?.aborted) onAbort();
   else options.signal?.addEventListener('abort', onAbort, { once: true });

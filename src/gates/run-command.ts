@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { OutputCollector, type OutputLimits } from './output.js';
+import { timerDelay } from '../engine/timer-delay.js';
 
 /** Options of {@link runShellCommand}. */
 export interface ShellCommandOptions {
@@ -122,7 +123,7 @@ export function runShellCommand(command: string, options: ShellCommandOptions): 
         if (exitCode !== null || exitSignal !== null) return;
         timedOut = true;
         stop();
-      }, options.timeoutMs);
+      }, timerDelay(options.timeoutMs));
       timers.push(timer);
     }
 
