@@ -55,7 +55,7 @@ export interface FrozenContractViolation {
 }
 
 /**
- * P2 on the main line: every contract frozen at a tier before `tier` (with the freeze record
+ * P2 on the main line: every contract frozen (with the freeze record
  * freeze-contracts wrote) must still have the recorded blob at HEAD — whoever changed it, an IMPL
  * that owned the file or a hand edit.
  */
@@ -63,13 +63,18 @@ export async function frozenContractViolations(loaded: LoadedTier, checkout: Mai
   return frozenContractChanges(loaded.manifest, loaded.tier, checkout.git);
 }
 
-/** P2 for tier `tier` against HEAD of `git`'s checkout: the contracts frozen at an earlier tier whose blob changed (P18-06: also at a tier's start). */
-export async function frozenContractChanges(manifest: LoadedTier['manifest'], tier: number, git: MainCheckout['git']): Promise<FrozenContractViolation[]> {
+/**
+ * P2 for tier `_tier` against HEAD of `git`'s checkout: the contracts with a freeze record whose blob changed (P18-06: also
+ * at a tier's start). Every recorded freeze counts, not only those of earlier tiers (P19-04): a freeze is recorded only
+ * once its tier completed, and a plan re-ordered afterwards may run a tier numbered at or below it.
+ */
+export async function frozenContractChanges(manifest: LoadedTier['manifest'], _tier: number, git: MainCheckout['git']): Promise<FrozenContractViolation[]> {
   const violations: FrozenContractViolation[] = [];
   for (const contract of manifest.program_contracts ?? []) {
     const recorded = (contract.frozen_blob ?? '').trim();
     const location = contractLocationFile(contract.location);
-    if (recorded === '' || location === '' || contract.frozen_at_tier === undefined || contract.frozen_at_tier >= tier) continue;
+    // (P19-04: every recorded freeze, whatever its tier — a plan re-ordered after it may run a tier numbered at or below it)
+    if (recorded === '' || location === '' || contract.frozen_at_tier === undefined) continue;
     const probe = await git.run(['rev-parse', '--verify', '--quiet', `HEAD:${location}`], { allowExitCodes: [1, 128] });
     const current = probe.exitCode === 0 ? probe.stdout.trim() : null;
     if (current === recorded) continue;

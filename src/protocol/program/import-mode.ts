@@ -112,11 +112,25 @@ export function validateProgramImport(
   const locate = options.locate ?? noLocation;
   const findings: Finding[] = [];
   const frozen = frozenProgramContracts(manifest);
+  // Outside round P19-04: a contract with the engine's freeze record (freeze-contracts wrote `frozen_blob` when its tier
+  // completed) stays frozen whatever the tiers say now — a plan re-ordered by hand (the IMPLs that produced it moved to a
+  // later tier, a pending IMPL moved to its tier) no longer has that tier complete, and its IMPLs were exempt as
+  // producers: the "tier-1" IMPL changed the frozen file, caught only by the freeze after finalize-tier merged it.
+  // Such a freeze exempts only the IMPLs that are `complete` (its producers), in any tier.
+  const recorded = new Map<string, number>();
+  for (const contract of manifest.program_contracts) {
+    const name = (contract.name ?? '').trim();
+    if (name !== '' && !recorded.has(name) && (contract.frozen_blob ?? '').trim() !== '' && contract.frozen_at_tier !== undefined) recorded.set(name, contract.frozen_at_tier);
+  }
+  const frozenAtTier = (name: string): number | undefined => frozen.get(name) ?? recorded.get(name);
+  /** Whether the IMPL (status, tier) may define or own frozen contract `name` (frozen at tier `frozenAt`): a producer. */
+  const producer = (name: string, frozenAt: number, status: string, implTier: number | undefined): boolean =>
+    implTier !== undefined && implTier <= frozenAt && (!recorded.has(name) || status === 'complete');
   // Frozen contract → its file (location, normalized), for P2 by file ownership.
   const frozenFiles = new Map<string, Array<{ name: string; tier: number }>>();
   for (const contract of manifest.program_contracts) {
     const name = (contract.name ?? '').trim();
-    const tier = frozen.get(name);
+    const tier = frozenAtTier(name);
     const location = contractLocationFile(contract.location);
     if (tier === undefined || location === '') continue;
     frozenFiles.set(location, [...(frozenFiles.get(location) ?? []).filter((entry) => entry.name !== name), { name, tier }]);
@@ -180,8 +194,8 @@ export function validateProgramImport(
     const implTier = tierOf.get(slug) ?? impl.tier;
     doc.manifest.interface_contracts.forEach((contract, contractIndex) => {
       const name = (contract.name ?? '').trim();
-      const frozenAt = frozen.get(name);
-      if (frozenAt === undefined || (implTier !== undefined && implTier <= frozenAt)) return;
+      const frozenAt = frozenAtTier(name);
+      if (frozenAt === undefined || producer(name, frozenAt, status, implTier)) return;
       findings.push({
         code: programCodes.p2ContractRedefinition,
         message: `IMPL ${quote(slug)} redefines frozen program contract ${quote(name)}`,
@@ -196,7 +210,7 @@ export function validateProgramImport(
       doc.manifest.file_ownership.forEach((row, rowIndex) => {
         const file = normalizeRelativePath(row.file ?? '');
         for (const contract of frozenFiles.get(file) ?? []) {
-          if (implTier <= contract.tier) continue;
+          if (producer(contract.name, contract.tier, status, implTier)) continue;
           findings.push({
             code: programCodes.p2ContractRedefinition,
             message: `IMPL ${quote(slug)} owns ${file} (agent ${row.agent ?? '?'}, action ${row.action ?? 'unspecified'}), the file of program contract ${quote(contract.name)} frozen at tier ${contract.tier}: a frozen contract is consumed, never modified (P2) — move the change out of ${file} or re-plan the contract`,
