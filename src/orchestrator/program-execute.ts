@@ -1117,7 +1117,12 @@ async function missingLoopWork(git: Git, doc: ImplManifest, impl: string, tip: s
     if (closed) return true;
     return isWaveComplete(doc, number) && (later(number) || state === 'WAVE_VERIFIED' || state === 'COMPLETE' || isWaveFinished(doc, number));
   });
-  if (claimed.length === 0) return undefined;
+  // P19-03: a complete report of a wave not (yet) claimed merged — a doc left in WAVE_MERGING — whose commit is one of the
+  // main line's (work committed on main by hand, the report written for it) was "merged" as a no-op by the resumed
+  // finalize-wave and the wave adopted, its agent never run. The loop's agents commit on their own branches, off main's
+  // first-parent line (their merges, and the IMPL branch's into main, are --no-ff).
+  const onMainLine = await mainLineCommits(git, doc, waves.filter((wave) => !claimed.includes(wave)));
+  if (claimed.length === 0) return onMainLine.length > 0 ? onMainLine.join(', ') : undefined;
   // The branch's commits off main's first-parent line (git ≥ 2.38: the exclusion follows first parents only).
   const listed = await git.run(['log', '--format=%H %P%x09%s', '--exclude-first-parent-only', tip, '^HEAD', '--']).then((run) => run.stdout, () => undefined);
   if (listed === undefined) return `its commits could not be listed`;
@@ -1147,17 +1152,39 @@ async function missingLoopWork(git: Git, doc: ImplManifest, impl: string, tip: s
         continue;
       }
       const merges = commits.filter((candidate) => candidate.parents.length >= 2 && (candidate.subject === `Merge ${agentBranch}` || candidate.subject.startsWith(`Merge ${agentBranch}: `)));
-      let found = false;
+      let found: { sha: string; parents: string[] } | undefined;
       for (const merge of merges) {
         if (await git.run(['merge-base', '--is-ancestor', reported.sha, merge.parents[1]!], { allowExitCodes: [1] }).then((run) => run.exitCode === 0, () => false)) {
-          found = true;
+          found = merge;
           break;
         }
       }
-      if (!found) missing.push(`the merge of ${agentBranch} holding agent ${id}'s commit ${reported.sha.slice(0, 12)}`);
+      if (found === undefined) {
+        missing.push(`the merge of ${agentBranch} holding agent ${id}'s commit ${reported.sha.slice(0, 12)}`);
+        continue;
+      }
+      // P19-01: a merge named like the agent's of an empty commit (`git commit-tree HEAD^{tree}`) is no agent's work —
+      // the loop merges an agent's branch that changed its files (I5): the merge changes the IMPL branch's tree.
+      const trees = await git.run(['rev-parse', `${found.sha}^{tree}`, `${found.parents[0]!}^{tree}`]).then((run) => run.stdout.split('\n').filter(Boolean), () => []);
+      if (trees.length === 2 && trees[0] === trees[1]) missing.push(`agent ${id}'s changes in the merge of ${agentBranch} (${found.sha.slice(0, 12)} changes nothing)`);
     }
   }
+  missing.push(...onMainLine);
   return missing.length > 0 ? missing.join(', ') : undefined;
+}
+
+/** (P19-03) the complete reports of `waves` whose commit lies on main's first-parent line: not an agent's commit of the loop. */
+async function mainLineCommits(git: Git, doc: ImplManifest, waves: ReadonlyArray<{ number?: number; agents?: Array<{ id?: string }> }>): Promise<string[]> {
+  const reported = waves.flatMap((wave) =>
+    (wave.agents ?? []).flatMap((agent) => {
+      const report = doc.completion_reports?.[agent.id ?? ''] as { status?: string; commit?: string } | undefined;
+      const commit = (report?.commit ?? '').trim().toLowerCase();
+      return report?.status === 'complete' && /^[0-9a-f]{7,64}$/.test(commit) ? [{ id: agent.id ?? '', wave: wave.number ?? 0, commit }] : [];
+    }),
+  );
+  if (reported.length === 0) return [];
+  const line = await git.run(['rev-list', '--first-parent', 'HEAD', '--']).then((run) => run.stdout.split('\n').filter(Boolean), () => []);
+  return reported.flatMap(({ id, wave, commit }) => (line.some((sha) => sha.startsWith(commit)) ? [`agent ${id}'s complete report (wave ${wave}) names ${commit.slice(0, 12)}, a commit of the main line — not a commit of the loop's agent on its own branch`] : []));
 }
 
 /**

@@ -485,7 +485,17 @@ const contractConsumers: ProgramRule = {
   },
 };
 
-// §3 / §5.1: program_slug and IMPL slugs are kebab-case.
+/**
+ * The longest program or IMPL slug the tier loop can run (outside round P19-02): a slug names files and refs whose
+ * names must fit in 255 bytes — `IMPL-<slug>.yaml` and its lock file `IMPL-<slug>.yaml.<16 hex>.lock` (slug + 32), the
+ * IMPL branch `…/tier<N>-impl-<slug>` and its `.lock`, `PROGRAM-<slug>.yaml.<16 hex>.lock` (slug + 35). A 250-character
+ * IMPL slug passed validation, then its Scout failed three times (the doc's name too long) and the PROGRAM BLOCKED.
+ */
+export const maxProgramSlugLength = 200;
+
+const shownSlug = (slug: string): string => (slug.length > 60 ? `${slug.slice(0, 60)}…` : slug);
+
+// §3 / §5.1: program_slug and IMPL slugs are kebab-case (and short enough to name files and refs, P19-02).
 const slugFormats: ProgramRule = {
   name: 'program-slug-format',
   reference: 'program-manifest.txt §3, §5.1',
@@ -495,19 +505,34 @@ const slugFormats: ProgramRule = {
     const slug = manifest.program_slug ?? '';
     if (slug !== '' && !slugPattern.test(slug)) {
       findings.push(
-        programFinding(locate, programCodes.invalidSlug, `program_slug ${quote(slug)} is not kebab-case (lowercase letters, digits, hyphens only)`, ['program_slug']),
+        programFinding(locate, programCodes.invalidSlug, `program_slug ${quote(shownSlug(slug))} is not kebab-case (lowercase letters, digits, hyphens only)`, ['program_slug']),
+      );
+    } else if (slug.length > maxProgramSlugLength) {
+      findings.push(
+        programFinding(locate, programCodes.invalidSlug, `program_slug ${quote(shownSlug(slug))} has ${slug.length} characters: at most ${maxProgramSlugLength} (it names the PROGRAM's files and branches, each name at most 255 bytes)`, ['program_slug']),
       );
     }
     manifest.impls.forEach((impl, index) => {
-      if (impl.slug === undefined || impl.slug === '' || slugPattern.test(impl.slug)) return;
-      findings.push(
-        programFinding(
-          locate,
-          programCodes.invalidSlug,
-          `IMPL slug ${quote(impl.slug)} is not kebab-case (lowercase letters, digits, hyphens only)`,
-          ['impls', index, 'slug'],
-        ),
-      );
+      if (impl.slug === undefined || impl.slug === '') return;
+      if (!slugPattern.test(impl.slug)) {
+        findings.push(
+          programFinding(
+            locate,
+            programCodes.invalidSlug,
+            `IMPL slug ${quote(shownSlug(impl.slug))} is not kebab-case (lowercase letters, digits, hyphens only)`,
+            ['impls', index, 'slug'],
+          ),
+        );
+      } else if (impl.slug.length > maxProgramSlugLength) {
+        findings.push(
+          programFinding(
+            locate,
+            programCodes.invalidSlug,
+            `IMPL slug ${quote(shownSlug(impl.slug))} has ${impl.slug.length} characters: at most ${maxProgramSlugLength} (it names the IMPL doc, its IMPL branch and their lock files, each name at most 255 bytes)`,
+            ['impls', index, 'slug'],
+          ),
+        );
+      }
     });
     return findings;
   },

@@ -1,0 +1,59 @@
+/**
+ * Outside round P19's findings on the PROGRAM layer (issue 12), as regression tests: the real CLI as child processes on
+ * real temporary git repositories (the demo PROGRAM "shop" crafted without running it, script agents).
+ * P19-01/P19-03: what the loop takes for its own work on an IMPL branch; P19-02: slug length.
+ */
+import { writeFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { programDemoScript } from '../src/demo/program-project.js';
+import { cli, commitAll, craft, executeArgs, expectUnchanged, git, implDoc, programRelative, tier1Built, withStatuses, writeFiles } from './support/program-crafted.js';
+
+const outside = /E28A_IMPL_RUN_OUTSIDE_LOOP: /;
+
+describe('P19-01: a hand merge named like the agent\'s, of a commit that changes nothing, is not the agent\'s work', () => {
+  // Before the fix: adopted — "checkout close: skipped — already COMPLETE", PROGRAM COMPLETE, src/checkout.js never written.
+  it('`git commit-tree HEAD^{tree}` as agent K\'s commit, `Merge polywave/checkout/wave1-agent-K` on the IMPL branch, the doc archived COMPLETE: E28A, nothing changed', async () => {
+    const demo = await craft({ ...tier1Built(), [programRelative]: withStatuses({ pricing: 'complete', catalog: 'complete', checkout: 'reviewed' }) });
+    const agent = git(demo.repo, ['commit-tree', 'HEAD^{tree}', '-p', 'HEAD', '-m', 'feat(K): src/checkout.js, test/checkout.test.js']).trim();
+    const merge = git(demo.repo, ['commit-tree', 'HEAD^{tree}', '-p', 'HEAD', '-p', agent, '-m', 'Merge polywave/checkout/wave1-agent-K']).trim();
+    git(demo.repo, ['branch', 'polywave/program/shop/tier2-impl-checkout', merge]);
+    const report = `completion_reports:\n    K:\n        status: complete\n        branch: polywave/checkout/wave1-agent-K\n        commit: ${agent}\n        files_created:\n            - src/checkout.js\n        verification: PASS\nmerge_state: completed\n`;
+    writeFiles(demo.repo, { 'docs/IMPL/complete/IMPL-checkout.yaml': implDoc('checkout', 'COMPLETE') + report });
+    commitAll(demo.repo, 'hand: checkout closed');
+    const refused = await expectUnchanged(demo, executeArgs(demo), 1, outside);
+    expect(refused.stderr).toMatch(new RegExp(`agent K's changes in the merge of polywave/checkout/wave1-agent-K \\(${merge.slice(0, 12)} changes nothing\\)`));
+  }, 300_000);
+});
+
+describe('P19-03: a complete report naming a commit of the main line is not the loop\'s work, whatever wave state the doc is in', () => {
+  // Before the fix (WAVE_MERGING): the resumed finalize-wave "merged" the report's commit as a no-op, the wave was
+  // adopted and agent C never ran — PROGRAM COMPLETE with catalog's wave 1 done by hand on main.
+  it('catalog\'s wave-1 files committed on main by hand, IMPL-catalog WAVE_MERGING with C\'s report of that commit, the IMPL branch at main: E28A, nothing changed', async () => {
+    const script = parseYaml(programDemoScript()) as { agents: Record<string, { steps: Array<{ write?: { path: string; content: string } }> }> };
+    const files: Record<string, string> = {};
+    for (const step of script.agents.C!.steps) if (step.write) files[step.write.path] = step.write.content;
+    const demo = await craft({ ...files, 'docs/IMPL/IMPL-pricing.yaml': implDoc('pricing', 'REVIEWED'), [programRelative]: withStatuses({ pricing: 'reviewed', catalog: 'reviewed' }) });
+    const head = git(demo.repo, ['rev-parse', 'HEAD']).trim();
+    const report = `completion_reports:\n    C:\n        status: complete\n        branch: polywave/catalog/wave1-agent-C\n        commit: ${head}\n        files_created:\n            - src/catalog-data.js\n            - test/catalog-data.test.js\n        verification: PASS\n`;
+    writeFiles(demo.repo, { 'docs/IMPL/IMPL-catalog.yaml': implDoc('catalog', 'WAVE_MERGING') + report });
+    commitAll(demo.repo, 'hand: catalog wave 1 reported');
+    git(demo.repo, ['branch', 'polywave/program/shop/tier1-impl-catalog']);
+    const refused = await expectUnchanged(demo, executeArgs(demo), 1, outside);
+    expect(refused.stderr).toMatch(new RegExp(`catalog \\(tier 1, .*agent C's complete report \\(wave 1\\) names ${head.slice(0, 12)}, a commit of the main line`, 's'));
+  }, 300_000);
+});
+
+describe('P19-02: a slug too long to name its files and branches is refused by validation, before the loop starts', () => {
+  it('validate-program: an IMPL slug of 201 characters is V018 (200 passes); program-execute refuses it with nothing changed', async () => {
+    const long = (length: number) => 'c'.repeat(length);
+    const demo = await craft({ [programRelative]: withStatuses({}).replace(/\bcatalog\b/g, long(201)) });
+    const refused = await cli(demo, ['validate-program', programRelative]);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toMatch(/"code": "V018_INVALID_SLUG_FORMAT",\s*"message": "IMPL slug \\"c{60}…\\" has 201 characters: at most 200/);
+    await expectUnchanged(demo, executeArgs(demo), 2, /V018_INVALID_SLUG_FORMAT/);
+    writeFileSync(demo.program, withStatuses({}).replace(/\bcatalog\b/g, long(200)));
+    const accepted = await cli(demo, ['validate-program', programRelative]);
+    expect(accepted.code, accepted.stdout).toBe(0);
+  }, 300_000);
+});
