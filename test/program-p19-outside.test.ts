@@ -26,21 +26,37 @@ describe('P19-01: a hand merge named like the agent\'s, of a commit that changes
   }, 300_000);
 });
 
-describe('P19-03: a complete report naming a commit of the main line is not the loop\'s work, whatever wave state the doc is in', () => {
+describe('P19-03: a complete report naming a commit main already holds is not the loop\'s work, whatever wave state the doc is in', () => {
   // Before the fix (WAVE_MERGING): the resumed finalize-wave "merged" the report's commit as a no-op, the wave was
   // adopted and agent C never ran — PROGRAM COMPLETE with catalog's wave 1 done by hand on main.
-  it('catalog\'s wave-1 files committed on main by hand, IMPL-catalog WAVE_MERGING with C\'s report of that commit, the IMPL branch at main: E28A, nothing changed', async () => {
-    const script = parseYaml(programDemoScript()) as { agents: Record<string, { steps: Array<{ write?: { path: string; content: string } }> }> };
-    const files: Record<string, string> = {};
-    for (const step of script.agents.C!.steps) if (step.write) files[step.write.path] = step.write.content;
-    const demo = await craft({ ...files, 'docs/IMPL/IMPL-pricing.yaml': implDoc('pricing', 'REVIEWED'), [programRelative]: withStatuses({ pricing: 'reviewed', catalog: 'reviewed' }) });
-    const head = git(demo.repo, ['rev-parse', 'HEAD']).trim();
-    const report = `completion_reports:\n    C:\n        status: complete\n        branch: polywave/catalog/wave1-agent-C\n        commit: ${head}\n        files_created:\n            - src/catalog-data.js\n            - test/catalog-data.test.js\n        verification: PASS\n`;
-    writeFiles(demo.repo, { 'docs/IMPL/IMPL-catalog.yaml': implDoc('catalog', 'WAVE_MERGING') + report });
+  const script = parseYaml(programDemoScript()) as { agents: Record<string, { steps: Array<{ write?: { path: string; content: string } }> }> };
+  const filesOfC: Record<string, string> = {};
+  for (const step of script.agents.C!.steps) if (step.write) filesOfC[step.write.path] = step.write.content;
+  const report = (commit: string) => `completion_reports:\n    C:\n        status: complete\n        branch: polywave/catalog/wave1-agent-C\n        commit: ${commit}\n        files_created:\n            - src/catalog-data.js\n            - test/catalog-data.test.js\n        verification: PASS\n`;
+  const expectRefused = async (demo: Awaited<ReturnType<typeof craft>>, commit: string) => {
+    writeFiles(demo.repo, { 'docs/IMPL/IMPL-catalog.yaml': implDoc('catalog', 'WAVE_MERGING') + report(commit) });
     commitAll(demo.repo, 'hand: catalog wave 1 reported');
     git(demo.repo, ['branch', 'polywave/program/shop/tier1-impl-catalog']);
     const refused = await expectUnchanged(demo, executeArgs(demo), 1, outside);
-    expect(refused.stderr).toMatch(new RegExp(`catalog \\(tier 1, .*agent C's complete report \\(wave 1\\) names ${head.slice(0, 12)}, a commit of the main line`, 's'));
+    expect(refused.stderr).toMatch(new RegExp(`catalog \\(tier 1, .*agent C's complete report \\(wave 1\\) names ${commit.slice(0, 12)}, a commit main already holds`, 's'));
+  };
+  const tier1 = () => ({ 'docs/IMPL/IMPL-pricing.yaml': implDoc('pricing', 'REVIEWED'), [programRelative]: withStatuses({ pricing: 'reviewed', catalog: 'reviewed' }) });
+
+  it('C\'s files committed on main\'s line by hand, IMPL-catalog WAVE_MERGING with C\'s report of that commit, the IMPL branch at main: E28A, nothing changed', async () => {
+    const demo = await craft({ ...filesOfC, ...tier1() });
+    await expectRefused(demo, git(demo.repo, ['rev-parse', 'HEAD']).trim());
+  }, 300_000);
+
+  it('the same work on a side branch merged into main (--no-ff), the report naming the side commit: E28A, nothing changed', async () => {
+    const demo = await craft(tier1());
+    git(demo.repo, ['checkout', '-q', '-b', 'side']);
+    writeFiles(demo.repo, filesOfC);
+    commitAll(demo.repo, 'feat(C): by hand');
+    const side = git(demo.repo, ['rev-parse', 'HEAD']).trim();
+    git(demo.repo, ['checkout', '-q', 'main']);
+    git(demo.repo, ['merge', '--no-ff', '-q', '-m', 'Merge side', 'side']);
+    git(demo.repo, ['branch', '-D', 'side']);
+    await expectRefused(demo, side);
   }, 300_000);
 });
 

@@ -1117,11 +1117,11 @@ async function missingLoopWork(git: Git, doc: ImplManifest, impl: string, tip: s
     if (closed) return true;
     return isWaveComplete(doc, number) && (later(number) || state === 'WAVE_VERIFIED' || state === 'COMPLETE' || isWaveFinished(doc, number));
   });
-  // P19-03: a complete report of a wave not (yet) claimed merged — a doc left in WAVE_MERGING — whose commit is one of the
-  // main line's (work committed on main by hand, the report written for it) was "merged" as a no-op by the resumed
-  // finalize-wave and the wave adopted, its agent never run. The loop's agents commit on their own branches, off main's
-  // first-parent line (their merges, and the IMPL branch's into main, are --no-ff).
-  const onMainLine = await mainLineCommits(git, doc, waves.filter((wave) => !claimed.includes(wave)));
+  // P19-03: a complete report of a wave not (yet) claimed merged — a doc left in WAVE_MERGING — whose commit main already
+  // holds (work committed on main by hand, or on a side branch merged into it, the report written for it) was "merged"
+  // as a no-op by the resumed finalize-wave and the wave adopted, its agent never run. Until finalize-tier merges the
+  // IMPL branch, main holds no commit of the IMPL's agents: they commit on their own branches.
+  const onMainLine = await commitsMainHolds(git, doc, waves.filter((wave) => !claimed.includes(wave)));
   if (claimed.length === 0) return onMainLine.length > 0 ? onMainLine.join(', ') : undefined;
   // The branch's commits off main's first-parent line (git ≥ 2.38: the exclusion follows first parents only).
   const listed = await git.run(['log', '--format=%H %P%x09%s', '--exclude-first-parent-only', tip, '^HEAD', '--']).then((run) => run.stdout, () => undefined);
@@ -1173,18 +1173,19 @@ async function missingLoopWork(git: Git, doc: ImplManifest, impl: string, tip: s
   return missing.length > 0 ? missing.join(', ') : undefined;
 }
 
-/** (P19-03) the complete reports of `waves` whose commit lies on main's first-parent line: not an agent's commit of the loop. */
-async function mainLineCommits(git: Git, doc: ImplManifest, waves: ReadonlyArray<{ number?: number; agents?: Array<{ id?: string }> }>): Promise<string[]> {
-  const reported = waves.flatMap((wave) =>
-    (wave.agents ?? []).flatMap((agent) => {
+/** (P19-03) the complete reports of `waves` whose commit main (HEAD) already holds: not an agent's commit of the loop. */
+async function commitsMainHolds(git: Git, doc: ImplManifest, waves: ReadonlyArray<{ number?: number; agents?: Array<{ id?: string }> }>): Promise<string[]> {
+  const found: string[] = [];
+  for (const wave of waves) {
+    for (const agent of wave.agents ?? []) {
       const report = doc.completion_reports?.[agent.id ?? ''] as { status?: string; commit?: string } | undefined;
       const commit = (report?.commit ?? '').trim().toLowerCase();
-      return report?.status === 'complete' && /^[0-9a-f]{7,64}$/.test(commit) ? [{ id: agent.id ?? '', wave: wave.number ?? 0, commit }] : [];
-    }),
-  );
-  if (reported.length === 0) return [];
-  const line = await git.run(['rev-list', '--first-parent', 'HEAD', '--']).then((run) => run.stdout.split('\n').filter(Boolean), () => []);
-  return reported.flatMap(({ id, wave, commit }) => (line.some((sha) => sha.startsWith(commit)) ? [`agent ${id}'s complete report (wave ${wave}) names ${commit.slice(0, 12)}, a commit of the main line — not a commit of the loop's agent on its own branch`] : []));
+      if (report?.status !== 'complete' || !/^[0-9a-f]{7,64}$/.test(commit)) continue;
+      const held = await git.run(['merge-base', '--is-ancestor', commit, 'HEAD'], { allowExitCodes: [1, 128] }).then((run) => run.exitCode === 0, () => false);
+      if (held) found.push(`agent ${agent.id ?? ''}'s complete report (wave ${wave.number ?? 0}) names ${commit.slice(0, 12)}, a commit main already holds — not a commit of the loop's agent on its own branch`);
+    }
+  }
+  return found;
 }
 
 /**
