@@ -11,18 +11,35 @@ import { cli, commitAll, craft, executeArgs, expectUnchanged, git, implDoc, prog
 
 const outside = /E28A_IMPL_RUN_OUTSIDE_LOOP: /;
 
-describe('P19-01: a hand merge named like the agent\'s, of a commit that changes nothing, is not the agent\'s work', () => {
-  // Before the fix: adopted — "checkout close: skipped — already COMPLETE", PROGRAM COMPLETE, src/checkout.js never written.
-  it('`git commit-tree HEAD^{tree}` as agent K\'s commit, `Merge polywave/checkout/wave1-agent-K` on the IMPL branch, the doc archived COMPLETE: E28A, nothing changed', async () => {
+describe('P19-01: a hand merge named like the agent\'s, of a commit that changes nothing of the agent\'s, is not the agent\'s work', () => {
+  const B2 = 'polywave/program/shop/tier2-impl-checkout';
+  const closedWith = async (agent: (demo: Awaited<ReturnType<typeof craft>>) => string, changes: RegExp) => {
     const demo = await craft({ ...tier1Built(), [programRelative]: withStatuses({ pricing: 'complete', catalog: 'complete', checkout: 'reviewed' }) });
-    const agent = git(demo.repo, ['commit-tree', 'HEAD^{tree}', '-p', 'HEAD', '-m', 'feat(K): src/checkout.js, test/checkout.test.js']).trim();
-    const merge = git(demo.repo, ['commit-tree', 'HEAD^{tree}', '-p', 'HEAD', '-p', agent, '-m', 'Merge polywave/checkout/wave1-agent-K']).trim();
-    git(demo.repo, ['branch', 'polywave/program/shop/tier2-impl-checkout', merge]);
-    const report = `completion_reports:\n    K:\n        status: complete\n        branch: polywave/checkout/wave1-agent-K\n        commit: ${agent}\n        files_created:\n            - src/checkout.js\n        verification: PASS\nmerge_state: completed\n`;
+    const commit = agent(demo);
+    const merge = git(demo.repo, ['commit-tree', `${commit}^{tree}`, '-p', 'HEAD', '-p', commit, '-m', 'Merge polywave/checkout/wave1-agent-K']).trim();
+    git(demo.repo, ['branch', B2, merge]);
+    const report = `completion_reports:\n    K:\n        status: complete\n        branch: polywave/checkout/wave1-agent-K\n        commit: ${commit}\n        files_created:\n            - src/checkout.js\n        verification: PASS\nmerge_state: completed\n`;
     writeFiles(demo.repo, { 'docs/IMPL/complete/IMPL-checkout.yaml': implDoc('checkout', 'COMPLETE') + report });
     commitAll(demo.repo, 'hand: checkout closed');
     const refused = await expectUnchanged(demo, executeArgs(demo), 1, outside);
-    expect(refused.stderr).toMatch(new RegExp(`agent K's changes in the merge of polywave/checkout/wave1-agent-K \\(${merge.slice(0, 12)} changes nothing\\)`));
+    expect(refused.stderr).toMatch(new RegExp(`agent K's changes in the merge of polywave/checkout/wave1-agent-K \\(${merge.slice(0, 12)} changes ${changes.source}\\)`));
+  };
+
+  // Before the fix: adopted — "checkout close: skipped — already COMPLETE", PROGRAM COMPLETE, src/checkout.js never written.
+  it('`git commit-tree HEAD^{tree}` as agent K\'s commit, `Merge polywave/checkout/wave1-agent-K` on the IMPL branch, the doc archived COMPLETE: E28A, nothing changed', async () => {
+    await closedWith((demo) => git(demo.repo, ['commit-tree', 'HEAD^{tree}', '-p', 'HEAD', '-m', 'feat(K): src/checkout.js, test/checkout.test.js']).trim(), /nothing/);
+  }, 300_000);
+
+  it('the same with K\'s "commit" adding NOTES.md, a file the doc does not give K: E28A, nothing changed', async () => {
+    await closedWith((demo) => {
+      git(demo.repo, ['checkout', '-q', '-b', 'forge']);
+      writeFiles(demo.repo, { 'NOTES.md': 'done\n' });
+      commitAll(demo.repo, 'feat(K): src/checkout.js, test/checkout.test.js');
+      const commit = git(demo.repo, ['rev-parse', 'HEAD']).trim();
+      git(demo.repo, ['checkout', '-q', 'main']);
+      git(demo.repo, ['branch', '-D', 'forge']);
+      return commit;
+    }, /none of the agent's files, only NOTES\.md/);
   }, 300_000);
 });
 

@@ -39,6 +39,7 @@ import { checkImplConflicts } from '../protocol/impl-conflicts.js';
 import { branchName, programBranchName, programWorktreePath } from '../protocol/names.js';
 import { isWaveComplete, isWaveFinished } from '../protocol/waves.js';
 import { parseImpl } from '../protocol/parse-impl.js';
+import { normalizeRelativePath } from '../protocol/program/program-rules.js';
 import { validateImpl } from '../protocol/validate-impl.js';
 import { writeFileAtomic } from '../store/atomic-file.js';
 import { readTextFile } from '../store/read-text.js';
@@ -1163,10 +1164,14 @@ async function missingLoopWork(git: Git, doc: ImplManifest, impl: string, tip: s
         missing.push(`the merge of ${agentBranch} holding agent ${id}'s commit ${reported.sha.slice(0, 12)}`);
         continue;
       }
-      // P19-01: a merge named like the agent's of an empty commit (`git commit-tree HEAD^{tree}`) is no agent's work —
-      // the loop merges an agent's branch that changed its files (I5): the merge changes the IMPL branch's tree.
-      const trees = await git.run(['rev-parse', `${found.sha}^{tree}`, `${found.parents[0]!}^{tree}`]).then((run) => run.stdout.split('\n').filter(Boolean), () => []);
-      if (trees.length === 2 && trees[0] === trees[1]) missing.push(`agent ${id}'s changes in the merge of ${agentBranch} (${found.sha.slice(0, 12)} changes nothing)`);
+      // P19-01: a merge named like the agent's of an empty commit (`git commit-tree HEAD^{tree}`) — or of a change to
+      // files that are not the agent's — is no agent's work: the loop merges an agent's branch that changed its own
+      // files (I5, and I1 keeps it to them), so the merge changes at least one file the doc gives the agent.
+      const changed = await git.run(['diff', '--name-only', '--no-renames', found.parents[0]!, found.sha, '--']).then((run) => run.stdout.split('\n').filter(Boolean), () => undefined);
+      const owned = new Set((doc.file_ownership ?? []).filter((row) => (row.agent ?? '') === id).map((row) => normalizeRelativePath(row.file ?? '')));
+      if (changed !== undefined && (changed.length === 0 || (owned.size > 0 && !changed.some((file) => owned.has(file))))) {
+        missing.push(`agent ${id}'s changes in the merge of ${agentBranch} (${found.sha.slice(0, 12)} changes ${changed.length === 0 ? 'nothing' : `none of the agent's files, only ${changed.slice(0, 5).join(', ')}${changed.length > 5 ? ', …' : ''}`})`);
+      }
     }
   }
   missing.push(...onMainLine);
