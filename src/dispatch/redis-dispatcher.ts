@@ -655,6 +655,27 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         const read = client.get(runCounterKey(queue.name, jobId)).then((value) => Number(value) || 0, () => 0);
         return Promise.race([read, new Promise<number>((resolve) => (timer = setTimeout(() => resolve(0), 2000)))]).finally(() => clearTimeout(timer));
       };
+      /**
+       * Outside round A25-07: the Redis server's run id (INFO server: a new one each time it starts) when the run placed
+       * here was placed — undefined when not known (INFO refused or unanswered within 2 s: a managed Redis).
+       */
+      let placedServer: string | undefined;
+      const serverNow = async (): Promise<string | undefined> => {
+        let timer: NodeJS.Timeout | undefined;
+        const read = client.info('server').then((text) => /^run_id:([0-9a-f]{8,64})\s*$/m.exec(text)?.[1], () => undefined);
+        return Promise.race([read, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 2000)))]).finally(() => clearTimeout(timer));
+      };
+      /**
+       * A25-07: whether Redis restarted since the run placed here was placed — a Redis with persistence comes back with
+       * its last snapshot: the job waiting again and its run counter as it was then (not yet INCR'd for the placed run),
+       * so the honest run after the restart is numbered as the placed one was (or lower). Its numbers restart with that
+       * snapshot: runs of the Redis before are not comparable with them.
+       */
+      const redisRestartedSincePlaced = async (): Promise<boolean> => {
+        if (placedRun === undefined || placedServer === undefined) return false;
+        const now = await serverNow();
+        return now !== undefined && now !== placedServer;
+      };
       /** How often this attempt added the job again (below): a progress record judged across one is judged again. */
       let addsAgain = 0;
       /**
@@ -667,6 +688,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         if (placedRun !== undefined && supersededRuns.size < 1000) supersededRuns.add(placedRun);
         placedRun = undefined;
         placedNo = 0;
+        placedServer = undefined;
         handedOut = 0;
         addsAgain += 1;
       };
@@ -702,7 +724,13 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         if (typeof runId === 'string' && runId !== placedRun) {
           if (supersededRuns.has(runId)) return;
           const number = typeof runNumber === 'number' && Number.isSafeInteger(runNumber) && runNumber > 0 ? runNumber : 0;
-          if (placedRun !== undefined && number <= placedNo) return;
+          if (placedRun !== undefined && number <= placedNo) {
+            // A25-07: Redis restarted (from a snapshot) since the run was placed: the runs are numbered anew from the
+            // snapshot's counter — the placed run is over (its job was rewound), as when the job is added again (A24-04).
+            if (number === 0 || !(await redisRestartedSincePlaced())) return;
+            addingAgain();
+            return handleProgress(progress);
+          }
           const epoch = addsAgain;
           if (number > handedOut) handedOut = Math.max(handedOut, await counterNow());
           if (number > handedOut || resultHere) return;
@@ -714,6 +742,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         if (typeof runId === 'string' && typeof runWorker === 'string' && runWorker !== '' && runId !== placedRun) {
           if (placedRun !== undefined && supersededRuns.size < 1000) supersededRuns.add(placedRun);
           placedRun = runId;
+          placedServer = await serverNow();
           const worker = runWorker.slice(0, 128);
           dispatch.worker = worker;
           if (typeof runHost === 'string' && runHost !== '') dispatch.host = runHost.slice(0, 255);
@@ -872,6 +901,9 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       // Replays (issue 17): a genuine result, but of another enqueue of this job id (an earlier job's, put back), or of
       // another run than the one placed here — one the job was handed on from, or a copy of it run elsewhere — while the
       // run placed here is the job's: not this attempt's result. Refused as a forged one (nothing of it merged).
+      // (A25-07: a result numbered as the placed run or lower, after a Redis restart since it was placed, is of the runs
+      // numbered anew from the snapshot Redis came back with — the placed run's job was rewound)
+      const renumbered = placedRun !== undefined && value.run !== placedRun && (await redisRestartedSincePlaced());
       const replayedWhy = ((): string | undefined => {
         if (typeof value.job_sig !== 'string' || !acceptedSigs.has(value.job_sig)) return 'it answers another enqueue of the job id (an earlier job\'s, replayed), not the job this attempt awaits';
         // A24-15: the queue its worker took it from is signed with it: a copy of the job run from another queue is not the
@@ -880,7 +912,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         const resultNo = typeof value.run_no === 'number' && Number.isSafeInteger(value.run_no) && value.run_no > 0 ? value.run_no : 0;
         if (typeof value.run !== 'string' || supersededRuns.has(value.run)) return `it comes from ${typeof value.run === 'string' ? `run ${value.run.slice(0, 120)}, one the job was handed on from` : 'no named run'}`;
         // (a run Redis gave no number — its INCR unanswered — still counts, as its progress never took the job: A19-05)
-        if (placedRun !== undefined && value.run !== placedRun && resultNo > 0 && resultNo <= placedNo) return `it comes from run ${value.run.slice(0, 120)}${resultNo ? ` (#${resultNo})` : ''}, not the run ${placedRun.slice(0, 120)}${placedNo ? ` (#${placedNo})` : ''} that has the job`;
+        if (placedRun !== undefined && value.run !== placedRun && resultNo > 0 && resultNo <= placedNo && !renumbered) return `it comes from run ${value.run.slice(0, 120)}${resultNo ? ` (#${resultNo})` : ''}, not the run ${placedRun.slice(0, 120)}${placedNo ? ` (#${placedNo})` : ''} that has the job`;
         return undefined;
       })();
       if (replayedWhy !== undefined) {
