@@ -274,6 +274,16 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   for (const entry of await readdir(dir).catch(() => [] as string[])) {
     if (entry.startsWith(`${cloneBase}.part-`) || entry.startsWith(`${cloneBase}.stale-`)) await rm(path.join(dir, entry), { recursive: true, force: true }).catch(() => undefined);
   }
+  // Outside round A25-09: a complete clone that broke since (its HEAD or config overwritten, its objects lost — a disk
+  // fault, a slip) is made again, not used: every job it took failed with git's words, fatal, while healthy workers idled.
+  if (existsSync(path.join(clone, cloneCompleteMark))) {
+    const broken = await cloneTrouble(cloneGit);
+    if (broken !== undefined) {
+      log(`${clone}: the clone is broken (${broken}); made again`);
+      await rm(path.join(clone, cloneCompleteMark), { force: true }).catch(() => undefined);
+      await rm(path.join(clone, 'HEAD'), { force: true }).catch(() => undefined);
+    }
+  }
   if (existsSync(path.join(clone, 'HEAD')) && !existsSync(path.join(clone, cloneCompleteMark))) {
     // (a clone made before the mark existed: complete when it holds a ref — then marked)
     const refs = await cloneGit.run(['for-each-ref', '--count=1', '--format=%(refname)'], { allowExitCodes: [1, 128] }).catch(() => ({ stdout: '' }));
@@ -528,6 +538,44 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       }
     }
     return bytes;
+  };
+
+  /**
+   * Outside round A25-09: a job's setup failed and the clone itself is broken (see {@link cloneTrouble}): it is made again
+   * here, in the clone's turn (moved aside, cloned anew as at the start), and the job goes back to the queue — it failed
+   * fatal before, on this worker and every job it took, while healthy workers idled. Undefined when the clone is sound
+   * (the job fails with its own error). A clone that cannot be made again (the remote, the disk) pauses this worker as a
+   * disk it cannot write does ({@link markSick}).
+   */
+  const onBrokenClone = async (job: Job, token: string | undefined, data: AgentJobData): Promise<undefined> => {
+    const broken = await cloneTrouble(cloneGit);
+    if (broken === undefined) return undefined;
+    const remade = await withClone(async () => {
+      if ((await cloneTrouble(cloneGit)) === undefined) return undefined;
+      const unique = `${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+      const stale = path.join(dir, `${cloneBase}.stale-${unique}`);
+      const part = path.join(dir, `${cloneBase}.part-${unique}`);
+      try {
+        await cloneWatched(createGit(dir, { env }), ['clone', '--quiet', '--bare', '--no-tags', options.remote, part], part, options.cloneStallMs ?? 120_000);
+        await writeFile(path.join(part, cloneCompleteMark), '');
+        await rename(clone, stale).catch(() => rm(clone, { recursive: true, force: true }));
+        await rename(part, clone);
+        void rm(stale, { recursive: true, force: true }).catch(() => undefined);
+        knownBases.clear();
+        branchesUsed.clear();
+        return undefined;
+      } catch (error) {
+        await rm(part, { recursive: true, force: true }).catch(() => undefined);
+        return firstLine(error);
+      }
+    }).catch((error: unknown) => firstLine(error));
+    if (remade !== undefined) {
+      markSick(`its clone ${clone} is broken (${broken}) and could not be made again: ${remade}`);
+      log(`job ${data.job_id}: handed back, this worker's clone is broken (${broken}) and could not be made again (${remade})`);
+      return handBack(job, token, 0);
+    }
+    log(`job ${data.job_id}: handed back, this worker's clone was broken (${broken}); made again from the shared remote`);
+    return handBack(job, token, 0);
   };
 
   const diskHandBacksMax = Math.max(1, options.diskHandBacks ?? 3);
@@ -1037,6 +1085,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       // Any failure of the setup is looked at (a probe write), a later one when it names a disk error.
       const words = error instanceof DiskTrouble ? error.message : error instanceof HandBack ? undefined : localDiskTrouble(error);
       if (words !== undefined || (!added && !(error instanceof HandBack))) await onDiskTrouble(job, token, data, words, added ? 'run' : 'setup', worktree, !added || error instanceof DiskTrouble);
+      // A25-09: a setup that failed on a broken clone: made again, the job handed back (not failed fatal here).
+      if (!added && !(error instanceof HandBack) && givenUp === undefined) await onBrokenClone(job, token, data);
       if (givenUp !== undefined && (error instanceof HandBack || controller.signal.aborted)) {
         log(`job ${data.job_id}: stopped, ${givenUp} (nothing pushed; not handed back)`);
         throw new UnrecoverableError(`${dispatchCodes.givenUp}: worker ${id} on ${os.hostname()} stopped job ${data.job_id}: ${givenUp}; nothing pushed`);
@@ -1250,6 +1300,24 @@ function warmJobChecks(): void {
 }
 
 /** INCR of a job's run counter (kept {@link runCounterTtlSeconds}), or undefined when Redis does not answer within 5 s. */
+/**
+ * Outside round A25-09: why the worker's bare clone is unusable — git does not take it for a repository (its HEAD or
+ * config overwritten), or its first ref names no commit it holds (its objects lost) — else undefined.
+ */
+async function cloneTrouble(cloneGit: ReturnType<typeof createGit>): Promise<string | undefined> {
+  try {
+    const refs = await cloneGit.run(['for-each-ref', '--count=1', '--format=%(objectname)'], { allowExitCodes: [0, 1, 128] });
+    if (refs.exitCode !== 0) return firstLine(new Error(refs.stderr.trim() || `git for-each-ref exited ${refs.exitCode}`));
+    const first = refs.stdout.trim();
+    if (first === '') return 'it holds no ref';
+    const commit = await cloneGit.run(['cat-file', '-e', `${first}^{commit}`], { allowExitCodes: [0, 1, 128] });
+    if (commit.exitCode !== 0) return `its ref names ${first.slice(0, 12)}, which it does not hold${commit.stderr.trim() ? ` (${firstLine(new Error(commit.stderr.trim()))})` : ''}`;
+    return undefined;
+  } catch (error) {
+    return firstLine(error);
+  }
+}
+
 async function numberThisRun(client: Redis, key: string): Promise<number | undefined> {
   let timer: NodeJS.Timeout | undefined;
   const answer = client
