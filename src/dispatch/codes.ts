@@ -20,6 +20,12 @@ export const dispatchCodes = {
   refRefused: 'DISPATCH_REF_REFUSED',
   /** The shared remote cannot be fetched from or pushed to (a config error naming the URL). */
   remoteUnreachable: 'DISPATCH_REMOTE_UNREACHABLE',
+  /**
+   * Outside round A25-08: the shared remote refuses to replace an agent branch (it denies non-fast-forward updates:
+   * `receive.denyNonFastForwards`, which `git init --shared` sets, or a branch protection) — a job's re-run, which starts
+   * from the wave's base, cannot replace what an earlier run pushed (config: escalate, naming the setting).
+   */
+  remoteNoForce: 'DISPATCH_REMOTE_NO_FORCE',
   /** The agent branch on the remote is not at the commit the job result names (a second run overwrote it). */
   branchMismatch: 'DISPATCH_BRANCH_MISMATCH',
   /** The job's commit is here but the orchestrator's local worktree of the agent refused the fast-forward to it (its own untracked files in the way; A22-18). */

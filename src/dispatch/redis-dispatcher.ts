@@ -86,7 +86,7 @@ export async function assertRemoteReachable(remote: string, options: { cwd: stri
 
 /** E19 kind of a job a worker failed with `reason` (`CODE: message`). */
 export function kindOfFailure(reason: string): AgentFailureKind {
-  if (reason.startsWith(dispatchCodes.versionSkew) || reason.startsWith(dispatchCodes.remoteUnreachable) || reason.startsWith(dispatchCodes.noWorker) || reason.startsWith(dispatchCodes.jobTooLarge) || reason.startsWith(dispatchCodes.redisFull)) return 'config';
+  if (reason.startsWith(dispatchCodes.versionSkew) || reason.startsWith(dispatchCodes.remoteUnreachable) || reason.startsWith(dispatchCodes.remoteNoForce) || reason.startsWith(dispatchCodes.noWorker) || reason.startsWith(dispatchCodes.jobTooLarge) || reason.startsWith(dispatchCodes.redisFull)) return 'config';
   // A23-52: by the leading code, or BullMQ's own stall/lock errors as they begin — never a word inside the text (`/stalled|lock/i`
   // made a setup failing on `yarn.lock` transient, three runs on three workers, and any failure of a slug like `clock`).
   if (reason.startsWith(dispatchCodes.redisLost) || reason.startsWith(dispatchCodes.baseMissing) || reason.startsWith(dispatchCodes.branchMoved) || reason.startsWith(dispatchCodes.lockLost) || /^(job stalled more than allowable limit|Missing lock for job |Lock mismatch for job |could not renew lock for job )/.test(reason)) return 'transient';

@@ -267,6 +267,13 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   } catch (error) {
     await giveUp(PolywaveError.isInstance(error) ? error : new PolywaveError({ code: dispatchCodes.remoteUnreachable, message: `the shared remote ${shownRemote} is unreachable: ${firstLine(error)}` }), createdDir);
   }
+  // Outside round A25-08: a shared remote on this machine's disk that denies non-fast-forward updates (what `git init
+  // --shared` sets) cannot take a job's re-run (it starts from the base and replaces the agent branch): said at the start.
+  const localRemote = /^file:\/\//i.test(options.remote) ? decodeURIComponent(options.remote.replace(/^file:\/\/(localhost)?/i, '')) : path.isAbsolute(options.remote) ? options.remote : undefined;
+  if (localRemote !== undefined && existsSync(localRemote)) {
+    const denies = await createGit(localRemote, { env }).run(['config', '--bool', '--get', 'receive.denyNonFastForwards'], { allowExitCodes: [0, 1, 128] }).catch(() => ({ stdout: '' }));
+    if (denies.stdout.trim() === 'true') log(`warning: the shared remote ${shownRemote} denies non-fast-forward updates (receive.denyNonFastForwards true, as \`git init --shared\` sets it): a job's re-run cannot replace an agent branch an earlier run pushed (${dispatchCodes.remoteNoForce}); run \`git -C ${localRemote} config receive.denyNonFastForwards false\``);
+  }
   // A19-16: the start's clone runs into a name of its own (`repo.git.part-<pid>-<random>`) and is renamed to `repo.git`
   // once complete (marked by a `polywave-clone-complete` file): a worker SIGKILLed during it leaves its `git clone`
   // running into that name only — never into the directory the next worker uses. What such a start left (a clone's
@@ -944,6 +951,12 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           if (/stale info|cannot lock ref|but expected [0-9a-f]{40}/i.test(text)) {
             log(`job ${data.job_id}: ${data.branch} moved on the remote while the job ran; not pushed`);
             throw new UnrecoverableError(`${dispatchCodes.branchMoved}: ${data.branch} on the shared remote ${shownRemote} moved while job ${data.job_id} ran (another run of it pushed); not pushed over it`);
+          }
+          // A25-08: a remote that denies non-fast-forward updates (`git init --shared`'s receive.denyNonFastForwards, a
+          // branch protection) cannot take a re-run's branch, which starts from the base: named as that, not as the guard.
+          if (/denying non-fast-forward|\[remote rejected\][^\n]*\(non-fast-forward\)/i.test(text)) {
+            log(`job ${data.job_id}: the shared remote refuses to replace ${data.branch} (it denies non-fast-forward updates); not pushed`);
+            throw new UnrecoverableError(`${dispatchCodes.remoteNoForce}: the shared remote ${shownRemote} refuses to replace ${data.branch} (${message}): it denies non-fast-forward updates (receive.denyNonFastForwards, which \`git init --shared\` sets, or a branch protection), and a job's re-run starts from the wave's base, so it must replace what an earlier run of the agent pushed; allow forced updates of refs/heads/polywave/* and refs/polywave/base/* there (a bare repository: \`git config receive.denyNonFastForwards false\`), docs/scale-out.md "The ref guard on the remote"`);
           }
           if (/hook declined|pre-receive|update hook|remote rejected/i.test(text)) throw new UnrecoverableError(`${dispatchCodes.refRefused}: the shared remote ${shownRemote} refused ${data.branch}: ${message}`);
           throw new UnrecoverableError(`${dispatchCodes.remoteUnreachable}: cannot push ${data.branch} to the shared remote ${shownRemote}: ${message}`);
