@@ -13,14 +13,25 @@ export function redisOptionsFromUrl(url: string): RedisOptions {
     throw new PolywaveError({ code: dispatchCodes.invalidUrl, message: `not a Redis URL: ${JSON.stringify(redactRedisUrl(url))} (expected redis://host:port)` });
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new PolywaveError({ code: dispatchCodes.invalidUrl, message: `not a Redis URL: ${JSON.stringify(redactRedisUrl(url))} (expected redis://host:port)` });
+  // Outside round A25-01: a user name or password that is not valid percent-encoding (`%E0%A4%A`, a bare `%`) was an
+  // uncaught URIError — `error[INTERNAL]: URI malformed` — not a coded refusal.
+  const decoded = (part: string, what: string): string => {
+    try {
+      return decodeURIComponent(part);
+    } catch {
+      throw new PolywaveError({ code: dispatchCodes.invalidUrl, message: `${redactRedisUrl(url)}: the ${what} is not valid percent-encoding (write a \`%\` as %25; redis://:password@host:port)` });
+    }
+  };
+  const username = parsed.username ? decoded(parsed.username, 'user name') : '';
+  const password = parsed.password ? decoded(parsed.password, 'password') : '';
   const db = parsed.pathname.replace(/^\//, '');
   if (db !== '' && !/^\d+$/.test(db)) throw new PolywaveError({ code: dispatchCodes.invalidUrl, message: `${redactRedisUrl(url)}: the database must be a number (redis://host:port/0)` });
   return {
     // F19: an IPv6 literal comes as `[::1]`; ioredis wants the bare address.
     host: parsed.hostname.replace(/^\[(.*)\]$/, '$1') || '127.0.0.1',
     port: parsed.port ? Number(parsed.port) : 6379,
-    ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
-    ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+    ...(username ? { username } : {}),
+    ...(password ? { password } : {}),
     ...(db !== '' ? { db: Number(db) } : {}),
     ...(parsed.protocol === 'rediss:' ? { tls: {} } : {}),
     // BullMQ's blocking commands need these.

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { assertRedisReachable, redisOptionsFromUrl } from '../../dispatch/redis-url.js';
+import { assertRedisReachable, redactRedisUrl, redisOptionsFromUrl } from '../../dispatch/redis-url.js';
 import { listWorkers, printable } from '../../dispatch/registry.js';
 import { PolywaveError } from '../../errors/polywave-error.js';
 import { printJson, type CommandIo, type CommandResult } from '../io.js';
@@ -12,7 +12,7 @@ import { printJson, type CommandIo, type CommandResult } from '../io.js';
  */
 export async function run(_args: string[], options: Record<string, unknown>, io: CommandIo): Promise<CommandResult> {
   const url = typeof options.redis === 'string' && options.redis !== '' ? options.redis : (io.env.POLYWAVE_REDIS_URL ?? 'redis://127.0.0.1:6379');
-  if (!/^rediss?:\/\//.test(url)) throw new PolywaveError({ code: 'DISPATCH_INVALID_URL', message: `not a Redis URL: ${JSON.stringify(url)} (expected redis://host:port)` });
+  if (!/^rediss?:\/\//.test(url)) throw new PolywaveError({ code: 'DISPATCH_INVALID_URL', message: `not a Redis URL: ${JSON.stringify(redactRedisUrl(url))} (expected redis://host:port)` });
   await assertRedisReachable(url);
   const client = new Redis(redisOptionsFromUrl(url));
   client.on('error', () => undefined);
