@@ -52,6 +52,12 @@ export interface JobClaim {
   at: number;
   /** How long it lives without a refresh (ms). */
   ttl_ms: number;
+  /**
+   * The queue the orchestrator enqueued the job on (outside round A25, known open since A24: a copy of the signed job on
+   * another queue of the same Redis ran under the claim, which is keyed by the job id alone). Absent in claims of
+   * orchestrators before it (taken as before).
+   */
+  queue?: string;
   sig?: string;
 }
 
@@ -85,7 +91,7 @@ export function claimAwaiter(text: string | null): string | undefined {
  * names is added, so no worker looks for it in vain); `release()` stops refreshing and deletes it when still this one's.
  * Redis errors are ignored here (the dispatcher's outage watch judges Redis).
  */
-export function holdJobClaim(client: Redis, key: DispatchKey, jobId: string, awaiter: string, ttlMs: number, sigs: ReadonlyArray<string | undefined> = []): { name: (sig: string | undefined) => Promise<void>; release: () => void; written: Promise<void> } {
+export function holdJobClaim(client: Redis, key: DispatchKey, jobId: string, awaiter: string, ttlMs: number, sigs: ReadonlyArray<string | undefined> = [], queue?: string): { name: (sig: string | undefined) => Promise<void>; release: () => void; written: Promise<void> } {
   const named = new Set(sigs.filter((sig): sig is string => typeof sig === 'string'));
   let released = false;
   const write = async (): Promise<void> => {
@@ -93,7 +99,7 @@ export function holdJobClaim(client: Redis, key: DispatchKey, jobId: string, awa
     try {
       const [seconds, micros] = await client.time();
       const at = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
-      const claim = key.sign('job-claim', jobId, { v: 1, job_id: jobId, awaiter, sigs: [...named].slice(-4), at, ttl_ms: ttlMs } satisfies JobClaim);
+      const claim = key.sign('job-claim', jobId, { v: 1, job_id: jobId, awaiter, sigs: [...named].slice(-4), at, ttl_ms: ttlMs, ...(queue !== undefined ? { queue } : {}) } satisfies JobClaim);
       if (!released) await client.set(awaitingKey(jobId), JSON.stringify(claim), 'PX', ttlMs);
     } catch {
       // Redis trouble: the outage watch's business
@@ -120,13 +126,16 @@ export function holdJobClaim(client: Redis, key: DispatchKey, jobId: string, awa
   };
 }
 
+/** A25: the start of why a claim on another queue does not let a job run (not waited on: see {@link unclaimedJob}). */
+const otherQueue = 'the orchestrator that awaits it enqueued it on another queue';
+
 /**
  * Why job `jobId` (its enqueue's signature `sig`) is not awaited by a live orchestrator now — no claim, one no
  * orchestrator of this key signed, one naming other enqueues, or a stale one — or undefined when it is. Looked at
  * every `pollMs` for up to `graceMs` (a claim being written, or refreshed late by a busy orchestrator, is waited for).
  * Redis not answering: looked at again until the grace ends (then refused: nothing runs unclaimed).
  */
-export async function unclaimedJob(client: Redis, key: DispatchKey, job: { jobId: string; sig: string | undefined }, options: { graceMs?: number; pollMs?: number } = {}): Promise<string | undefined> {
+export async function unclaimedJob(client: Redis, key: DispatchKey, job: { jobId: string; sig: string | undefined; queue?: string }, options: { graceMs?: number; pollMs?: number } = {}): Promise<string | undefined> {
   const deadline = Date.now() + (options.graceMs ?? 15_000);
   let why: string;
   for (;;) {
@@ -134,6 +143,8 @@ export async function unclaimedJob(client: Redis, key: DispatchKey, job: { jobId
       const { value, now } = await readWithTime(client, awaitingKey(job.jobId));
       why = judge(key, job, value, now);
       if (why === '') return undefined;
+      // (a live claim for another queue is not waited on: the queue an orchestrator enqueues a job on does not change)
+      if (why.startsWith(otherQueue)) return why;
     } catch (error) {
       why = `its claim could not be read (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`;
     }
@@ -143,7 +154,7 @@ export async function unclaimedJob(client: Redis, key: DispatchKey, job: { jobId
 }
 
 /** '' when `value` is a live claim on the job naming its signature, else why not. */
-function judge(key: DispatchKey, job: { jobId: string; sig: string | undefined }, value: string | null, now: number): string {
+function judge(key: DispatchKey, job: { jobId: string; sig: string | undefined; queue?: string }, value: string | null, now: number): string {
   if (value === null) return 'no orchestrator awaits it (no claim on it in Redis)';
   let claim: Partial<JobClaim>;
   try {
@@ -153,6 +164,9 @@ function judge(key: DispatchKey, job: { jobId: string; sig: string | undefined }
   }
   if (!key.verify('job-claim', job.jobId, claim) || claim.job_id !== job.jobId) return 'its claim in Redis carries no valid signature of the dispatch key';
   if (typeof job.sig !== 'string' || !Array.isArray(claim.sigs) || !claim.sigs.includes(job.sig)) return 'the orchestrator that awaits the job id awaits another enqueue of it (this one is an earlier job\'s, replayed)';
+  // A25 (the claim bound to its queue): a claim naming the queue its job was enqueued on holds for that queue only — a copy
+  // of the signed job a Redis writer put on another queue of the same Redis (another team's, another label set) runs nowhere.
+  if (claim.queue !== undefined && job.queue !== undefined && claim.queue !== job.queue) return `${otherQueue} (${String(claim.queue).slice(0, 160)}), not ${job.queue.slice(0, 160)} (a copy of the job, replayed on another queue)`;
   const ttl = typeof claim.ttl_ms === 'number' && Number.isFinite(claim.ttl_ms) ? Math.min(Math.max(claim.ttl_ms, 0), 600_000) : 0;
   const age = typeof claim.at === 'number' && Number.isFinite(claim.at) ? now - claim.at : Number.POSITIVE_INFINITY;
   if (age > ttl + claimMarginMs) return `its claim was written ${Math.round(age / 1000)} s ago (Redis's clock), longer than it lives: its orchestrator no longer awaits it (ended or killed), or the claim was copied back`;

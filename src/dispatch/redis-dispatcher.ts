@@ -212,7 +212,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
   const awaitingKey = (id: string) => `polywave:awaiting:${id}`;
   const awaiter = `${os.hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 10)}`;
   // (issue 17, replayed jobs: the claim is signed and names the enqueues awaited — a worker runs a job only while one is live; job-claim.ts)
-  const claimAwaiting = (id: string, sigs: Array<string | undefined> = []) => holdJobClaim(client, key, id, awaiter, awaitingTtlMs, sigs);
+  const claimAwaiting = (id: string, sigs: Array<string | undefined> = [], queue?: string) => holdJobClaim(client, key, id, awaiter, awaitingTtlMs, sigs, queue);
   /** The other orchestrator that awaits job `id`, once that claim has not lapsed within `waitMs` (a killed one's lapses), else undefined. */
   const otherAwaiter = async (id: string, waitMs: number): Promise<string | undefined> => {
     const deadline = Date.now() + waitMs;
@@ -613,7 +613,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
         const left = await guarded(notAdoptedOf(queue, context, jobId, data));
         if (left.length > 0) dispatch.not_adopted = left;
       }
-      const jobClaim = claimAwaiting(jobId, [orphan?.data.sig]);
+      const jobClaim = claimAwaiting(jobId, [orphan?.data.sig], queue.name);
       releaseAwaiting = jobClaim.release;
       // The report, written when the agent reports (as in-process), from the job's progress: the
       // worker publishes it there at once (it validated it with the writer's rules). Written one at a
@@ -1090,7 +1090,7 @@ export async function createRedisDispatcher(options: RedisDispatcherOptions): Pr
       const events = await guarded(ready, job.signal);
       data.enqueued_at = Date.now();
       const signed = key.sign('gate-job', jobId, data);
-      gateClaim = claimAwaiting(jobId, [signed.sig]);
+      gateClaim = claimAwaiting(jobId, [signed.sig], queue.name);
       await guarded(gateClaim.written, job.signal);
       const add = () => queue.add('gate', signed, { jobId, attempts: 1, removeOnComplete: { age: keep }, removeOnFail: { age: keep } });
       await guarded(add(), job.signal);

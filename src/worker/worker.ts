@@ -672,7 +672,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       throw new UnrecoverableError(PolywaveError.isInstance(error) ? `${error.code}: ${error.message}` : String(error));
     }
     // Issue 17 (replays): only while an orchestrator awaits this very enqueue (its signed, live claim; job-claim.ts).
-    const unclaimed = await unclaimedJob(client, dispatchKey, { jobId: data.job_id, sig: data.sig });
+    const unclaimed = await unclaimedJob(client, dispatchKey, { jobId: data.job_id, sig: data.sig, queue: job.queueName });
     if (unclaimed !== undefined) throw new UnrecoverableError(replayedJobMessage('gate job', data.job_id, unclaimed));
     await refuseWithoutSandbox('gate', data.job_id);
     const admitted = admit(data.job_id);
@@ -768,7 +768,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     }
     // Issue 17 (replays): a signed job runs only while an orchestrator awaits this very enqueue (its signed, live claim naming
     // the job's sig): an earlier job re-added to a queue by a Redis writer is refused, nothing fetched or run (job-claim.ts).
-    const unclaimed = await unclaimedJob(client, dispatchKey, { jobId: data.job_id, sig: data.sig });
+    const unclaimed = await unclaimedJob(client, dispatchKey, { jobId: data.job_id, sig: data.sig, queue: job.queueName });
     if (unclaimed !== undefined) {
       log(`job ${data.job_id}: refused, ${unclaimed}`);
       throw new UnrecoverableError(replayedJobMessage('job', data.job_id, unclaimed));
