@@ -126,8 +126,23 @@ export function holdJobClaim(client: Redis, key: DispatchKey, jobId: string, awa
   };
 }
 
-/** A25: the start of why a claim on another queue does not let a job run (not waited on: see {@link unclaimedJob}). */
-const otherQueue = 'the orchestrator that awaits it enqueued it on another queue';
+/**
+ * Outside round A25-11 (the known ~10 s window): a claim copied back within its lifetime after the orchestrator's last
+ * refresh (the job done, the orchestrator gone on) passed a worker's look at the start of a run. A run now also waits —
+ * beside its setup, before any of the job's code runs — for the claim to be written again after the run began: an
+ * orchestrator that awaits the job refreshes it every third of its lifetime; a copy is never refreshed.
+ */
+const notRefreshed = 'its claim was not written again since this run began (its orchestrator no longer refreshes it: ended or killed — or the claim was copied back)';
+
+/** When a stored claim says it was written (Redis's clock, ms), or -Infinity. */
+function claimWrittenAt(value: string | null): number {
+  try {
+    const at = (JSON.parse(value ?? 'null') as { at?: unknown } | null)?.at;
+    return typeof at === 'number' && Number.isFinite(at) ? at : Number.NEGATIVE_INFINITY;
+  } catch {
+    return Number.NEGATIVE_INFINITY;
+  }
+}
 
 /**
  * Why job `jobId` (its enqueue's signature `sig`) is not awaited by a live orchestrator now — no claim, one no
@@ -135,16 +150,19 @@ const otherQueue = 'the orchestrator that awaits it enqueued it on another queue
  * every `pollMs` for up to `graceMs` (a claim being written, or refreshed late by a busy orchestrator, is waited for).
  * Redis not answering: looked at again until the grace ends (then refused: nothing runs unclaimed).
  */
-export async function unclaimedJob(client: Redis, key: DispatchKey, job: { jobId: string; sig: string | undefined; queue?: string }, options: { graceMs?: number; pollMs?: number } = {}): Promise<string | undefined> {
+export async function unclaimedJob(client: Redis, key: DispatchKey, job: { jobId: string; sig: string | undefined; queue?: string }, options: { graceMs?: number; pollMs?: number; refreshedAfter?: number; onLive?: (now: number) => void } = {}): Promise<string | undefined> {
   const deadline = Date.now() + (options.graceMs ?? 15_000);
   let why: string;
   for (;;) {
     try {
       const { value, now } = await readWithTime(client, awaitingKey(job.jobId));
       why = judge(key, job, value, now);
-      if (why === '') return undefined;
-      // (a live claim for another queue is not waited on: the queue an orchestrator enqueues a job on does not change)
-      if (why.startsWith(otherQueue)) return why;
+      // A25-11: and, when asked, written after `refreshedAfter` (Redis's clock): refreshed since the run began
+      if (why === '' && options.refreshedAfter !== undefined && !(claimWrittenAt(value) > options.refreshedAfter)) why = notRefreshed;
+      if (why === '') {
+        options.onLive?.(now);
+        return undefined;
+      }
     } catch (error) {
       why = `its claim could not be read (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`;
     }
@@ -166,7 +184,7 @@ function judge(key: DispatchKey, job: { jobId: string; sig: string | undefined; 
   if (typeof job.sig !== 'string' || !Array.isArray(claim.sigs) || !claim.sigs.includes(job.sig)) return 'the orchestrator that awaits the job id awaits another enqueue of it (this one is an earlier job\'s, replayed)';
   // A25 (the claim bound to its queue): a claim naming the queue its job was enqueued on holds for that queue only — a copy
   // of the signed job a Redis writer put on another queue of the same Redis (another team's, another label set) runs nowhere.
-  if (claim.queue !== undefined && job.queue !== undefined && claim.queue !== job.queue) return `${otherQueue} (${String(claim.queue).slice(0, 160)}), not ${job.queue.slice(0, 160)} (a copy of the job, replayed on another queue)`;
+  if (claim.queue !== undefined && job.queue !== undefined && claim.queue !== job.queue) return `the orchestrator that awaits it enqueued it on another queue (${String(claim.queue).slice(0, 160)}), not ${job.queue.slice(0, 160)} (a copy of the job, replayed on another queue)`;
   const ttl = typeof claim.ttl_ms === 'number' && Number.isFinite(claim.ttl_ms) ? Math.min(Math.max(claim.ttl_ms, 0), 600_000) : 0;
   const age = typeof claim.at === 'number' && Number.isFinite(claim.at) ? now - claim.at : Number.POSITIVE_INFINITY;
   if (age > ttl + claimMarginMs) return `its claim was written ${Math.round(age / 1000)} s ago (Redis's clock), longer than it lives: its orchestrator no longer awaits it (ended or killed), or the claim was copied back`;

@@ -672,8 +672,12 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       throw new UnrecoverableError(PolywaveError.isInstance(error) ? `${error.code}: ${error.message}` : String(error));
     }
     // Issue 17 (replays): only while an orchestrator awaits this very enqueue (its signed, live claim; job-claim.ts).
-    const unclaimed = await unclaimedJob(client, dispatchKey, { jobId: data.job_id, sig: data.sig, queue: job.queueName });
+    let claimSeenAt = 0;
+    const unclaimed = await unclaimedJob(client, dispatchKey, { jobId: data.job_id, sig: data.sig, queue: job.queueName }, { onLive: (now) => (claimSeenAt = now) });
     if (unclaimed !== undefined) throw new UnrecoverableError(replayedJobMessage('gate job', data.job_id, unclaimed));
+    // A25-11: the claim must be written again after this run began (a copy is never refreshed) — looked for beside the
+    // checkout, awaited before any gate runs.
+    const refreshed = unclaimedJob(client, dispatchKey, { jobId: data.job_id, sig: data.sig, queue: job.queueName }, { refreshedAfter: claimSeenAt });
     await refuseWithoutSandbox('gate', data.job_id);
     const admitted = admit(data.job_id);
     if ('handBackMs' in admitted) return handBack(job, token, admitted.handBackMs);
@@ -708,6 +712,11 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       const base = data.base_commit !== undefined && (await cloneGit.run(['merge-base', '--is-ancestor', data.base_commit, data.head], { allowExitCodes: [1, 128] })).exitCode === 0 ? data.base_commit : undefined;
       if (data.base_commit !== undefined && base === undefined) log(`gate job ${data.job_id}: its base ${data.base_commit.slice(0, 12)} is not an ancestor of ${data.head.slice(0, 12)}; the gates get the default sandbox settings`);
       unpinSettings = base !== undefined ? pinSandboxSettings(scratch, base) : undefined;
+      const stale = await refreshed;
+      if (stale !== undefined) {
+        log(`gate job ${data.job_id}: refused, ${stale}`);
+        throw new UnrecoverableError(replayedJobMessage('gate job', data.job_id, stale));
+      }
       const run = await runGates({
         repoDir: scratch,
         gates: data.gates,
@@ -768,11 +777,15 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     }
     // Issue 17 (replays): a signed job runs only while an orchestrator awaits this very enqueue (its signed, live claim naming
     // the job's sig): an earlier job re-added to a queue by a Redis writer is refused, nothing fetched or run (job-claim.ts).
-    const unclaimed = await unclaimedJob(client, dispatchKey, { jobId: data.job_id, sig: data.sig, queue: job.queueName });
+    let claimSeenAt = 0;
+    const unclaimed = await unclaimedJob(client, dispatchKey, { jobId: data.job_id, sig: data.sig, queue: job.queueName }, { onLive: (now) => (claimSeenAt = now) });
     if (unclaimed !== undefined) {
       log(`job ${data.job_id}: refused, ${unclaimed}`);
       throw new UnrecoverableError(replayedJobMessage('job', data.job_id, unclaimed));
     }
+    // A25-11: the claim must be written again after this run began (a copy is never refreshed) — looked for beside the
+    // job's setup, awaited before any of its code (worktree setup, agent) runs.
+    const refreshed = unclaimedJob(client, dispatchKey, { jobId: data.job_id, sig: data.sig, queue: job.queueName }, { refreshedAfter: claimSeenAt });
     try {
       assertJobModel(data, options.modelAllow ?? []);
     } catch (error) {
@@ -1010,6 +1023,11 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
 
       // A20-26: the worktree setup prepare-wave gives a local agent's worktree (the project's `setup`, or the defaults a
       // worker can apply), sandboxed with the base commit's settings (pinned above), before the agent runs.
+      const stale = await refreshed;
+      if (stale !== undefined) {
+        log(`job ${data.job_id}: refused, ${stale}`);
+        throw new UnrecoverableError(replayedJobMessage('job', data.job_id, stale));
+      }
       if (data.worktree_setup) {
         const setup = await setupJobWorktree({ worktree, commonDir: clone, agent: data.agent, slug: data.slug, wave: data.wave, branch: data.branch, setup: data.worktree_setup, env, git: worktreeGit, signal: controller.signal, hiddenAround: [dir], logDir: path.join(dir, 'setup-logs') });
         if (controller.signal.aborted) throw new HandBack();
