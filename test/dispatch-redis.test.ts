@@ -311,13 +311,19 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
     }
   }, 150_000);
 
-  // Outside attack A18-04: the same lost report, when the job's next run FAILS on its worker (here: its clone broken)
-  // instead of finishing without a report, was not withdrawn — and, its commits here already, it was merged.
+  // Outside attack A18-04: the same lost report, when the job's next run FAILS on its worker (here: the remote refuses its
+  // push — a remote of its own whose update hook turns this slug's pushes away once the marker exists; a broken clone,
+  // this test's first way, is now made again and the job handed back: A25-09) instead of finishing without a report, was
+  // not withdrawn — and, its commits here already, it was merged.
   it('a lost run’s early report is withdrawn when the job then fails on another worker: BLOCKED, nothing merged', async () => {
+    const marker = path.join(scratch, 'lostfail-marker');
+    rmSync(marker, { force: true });
+    const refusingDir = path.join(scratch, 'lostfail-remote.git');
+    const refusing = await createGuardedRemote(refusingDir, readFileSync(path.join(repoRoot, 'scripts', 'remote-guard-hook'), 'utf8').replace('#!/bin/sh\n', `#!/bin/sh\ncase "$1" in refs/heads/polywave/lostfail/*) if [ -e '${marker}' ]; then echo 'refused by the test' >&2; exit 1; fi;; esac\n`));
     const steps = ['      - write: { path: src/a.js, content: "export const a = \'a\';\\n" }', '        expect: ok', '      - write: { path: src/a.test.js, content: "export {};\\n" }', '        expect: ok', '      - commit: "feat(A): letter a"', '      - report: { status: complete, verification: PASS, notes: "stale run" }', '      - sleep_ms: 8000'];
     const script = withAgentA(steps);
-    const target = await createDispatchRepo('lostfail', script, { remoteDir, waves: [['A', 'B']] });
-    const own = await Promise.all(['lf1', 'lf2'].map((id) => startWorker({ id, redisUrl: redis.url, remote, dir: path.join(scratch, `worker-${id}`), extra: ['--queue', 'lostfail'] })));
+    const target = await createDispatchRepo('lostfail', script, { remoteDir: refusingDir, waves: [['A', 'B']] });
+    const own = await Promise.all(['lf1', 'lf2'].map((id) => startWorker({ id, redisUrl: redis.url, remote: refusing, dir: path.join(scratch, `worker-${id}`), extra: ['--queue', 'lostfail'] })));
     try {
       const before = await target.repo.git.headCommit();
       const running = runWaveCli(target, 1, { redisUrl: redis.url, extra: ['--dispatch-queue', 'lostfail'], timeoutMs: 90_000 });
@@ -325,15 +331,12 @@ describe('run-wave --dispatch redis:// with polywave workers', () => {
       while (!readFileSync(target.implPath, 'utf8').includes('stale run') && Date.now() < deadline) await sleep(50);
       const holder = await holderOf('lostfail.w1.A.');
       const hung = own.find((worker) => worker.id === holder)!;
-      const other = own.find((worker) => worker !== hung)!;
       expect(hung, 'the worker running A').toBeDefined();
       hung.child.kill('SIGSTOP');
-      // the job's next run, on the other worker, fails there (not a git repository)
-      const objects = path.join(scratch, `worker-${other.id}`, 'repo.git', 'objects');
-      execFileSync('mv', [objects, `${objects}.away`]);
+      // the job's next run, on the other worker, fails there (its push refused)
+      writeFileSync(marker, '');
       const run = await running;
       hung.child.kill('SIGCONT');
-      execFileSync('mv', [`${objects}.away`, objects]);
       const result = waveResult(run);
       console.log(JSON.stringify(result.agents.find((agent) => agent.agent === "A")), run.stdout.split("\n").filter((line) => line.includes("lost_run") || line.includes("E9")).join("\n").slice(0, 1500));
     expect(result.state, run.stderr.slice(-1500)).toBe("BLOCKED");
