@@ -1968,10 +1968,32 @@ function localReexports(root: Node, imports: readonly RawImport[], ranges: Array
   const bound = new Map<string, { module: string; imported: string }>();
   for (const raw of imports) if (!raw.reexport) for (const name of raw.names) if (name.local !== '*') bound.set(name.local, { module: raw.module, imported: name.imported });
   const result: RawImport[] = [];
+  /** `require('m')` (parenthesised or not): m. */
+  const required = (node: Node | null): string | undefined => {
+    while (node?.type === 'parenthesized_expression') node = node.namedChild(0);
+    if (node?.type !== 'call_expression' || node.childForFieldName('function')?.text !== 'require') return undefined;
+    const spec = node.childForFieldName('arguments')?.namedChild(0);
+    return spec?.type === 'string' ? stringValue(spec) : undefined;
+  };
+  /**
+   * What a value expression is, when it is an imported binding: an imported name (`foo`), a member of an imported
+   * module (`ns.foo` after `import * as ns` / `const ns = require('m')`, `require('m').foo`: X67-03) — that module's foo.
+   */
+  const valueOf = (value: Node | null): { module: string; imported: string } | undefined => {
+    while (value?.type === 'parenthesized_expression') value = value.namedChild(0);
+    if (value?.type === 'identifier') return bound.get(value.text);
+    if (value?.type !== 'member_expression') return undefined;
+    const property = value.childForFieldName('property');
+    if (property?.type !== 'property_identifier') return undefined;
+    const object = value.childForFieldName('object');
+    const module = object?.type === 'identifier' ? (bound.get(object.text)?.imported === '*' ? bound.get(object.text)!.module : undefined) : required(object);
+    return module === undefined ? undefined : { module, imported: property.text };
+  };
   // Aliases by assignment at the module's level (X66-37): `const bar = foo` (exported or not) makes bar what foo is —
   // an imported binding (`export const bar = foo` then re-exports it as `export { foo as bar } from` would), or the
   // module's own declaration (recorded in `aliases`: `export const bar = foo`, `export { foo as bar }`, `const bar = foo;
-  // export { bar }`).
+  // export { bar }`). Also a member of an imported module (`const bar = ns.foo`, `const bar = require('m').foo`: X67-03),
+  // and `const ns = require('m')` binds ns to the module (as `import * as ns`).
   const own = new Map<string, NonNullable<FileFacts['aliases']>[number]>();
   for (const statement of root.namedChildren) {
     const declaration = statement?.type === 'export_statement' ? statement.childForFieldName('declaration') : statement;
@@ -1980,9 +2002,14 @@ function localReexports(root: Node, imports: readonly RawImport[], ranges: Array
       if (declarator?.type !== 'variable_declarator') continue;
       const name = declarator.childForFieldName('name');
       const value = declarator.childForFieldName('value');
-      if (name?.type !== 'identifier' || value?.type !== 'identifier' || name.text === value.text) continue;
+      if (name?.type !== 'identifier' || !value || name.text === value.text) continue;
+      const module = required(value);
+      if (module !== undefined) {
+        bound.set(name.text, { module, imported: '*' });
+        continue;
+      }
       const line = declarator.startPosition.row + 1;
-      const from = bound.get(value.text);
+      const from = valueOf(value);
       if (from) {
         bound.set(name.text, from);
         // (bar is bound to it in the module too: its uses there are the name's, as an import's)
@@ -1990,6 +2017,7 @@ function localReexports(root: Node, imports: readonly RawImport[], ranges: Array
         if (statement !== declaration) result.push({ module: from.module, line, names: [{ imported: from.imported, local: name.text }], reexport: true });
         continue;
       }
+      if (value.type !== 'identifier') continue;
       const of = own.get(value.text)?.of ?? value.text;
       const alias: NonNullable<FileFacts['aliases']>[number] = { local: name.text, of, line };
       if (statement !== declaration) alias.exported = true;
@@ -1997,7 +2025,6 @@ function localReexports(root: Node, imports: readonly RawImport[], ranges: Array
       aliases.push(alias);
     }
   }
-  if (bound.size === 0 && own.size === 0 && !root.namedChildren.some((statement) => statement?.type === 'export_statement')) return result;
   const add = (local: string, exportedAs: string, line: number) => {
     const from = bound.get(local);
     if (from) result.push({ module: from.module, line, names: [{ imported: from.imported, local: exportedAs }], reexport: true });
@@ -2005,7 +2032,41 @@ function localReexports(root: Node, imports: readonly RawImport[], ranges: Array
     else if (own.has(local) && exportedAs === local) own.get(local)!.exported = true;
     else if (exportedAs !== local) aliases.push({ local: exportedAs, of: own.get(local)?.of ?? local, line, exported: true });
   };
+  /** CommonJS: `exports.name = value` / `module.exports = { name: value }` (X67-01): an imported value re-exported as name. */
+  const exportValue = (exportedAs: string, value: Node | null, line: number) => {
+    while (value?.type === 'parenthesized_expression') value = value.namedChild(0);
+    const from = value?.type === 'shorthand_property_identifier' ? bound.get(value.text) : valueOf(value);
+    if (from) {
+      if (from.imported !== '*') result.push({ module: from.module, line, names: [{ imported: from.imported, local: exportedAs }], reexport: true });
+    } else if (value?.type === 'identifier' && value.text !== exportedAs) add(value.text, exportedAs, line);
+  };
   for (const statement of root.namedChildren) {
+    if (statement?.type === 'expression_statement') {
+      const assignment = statement.namedChild(0);
+      if (assignment?.type !== 'assignment_expression') continue;
+      const left = assignment.childForFieldName('left');
+      const right = assignment.childForFieldName('right');
+      if (left?.type !== 'member_expression') continue;
+      const object = left.childForFieldName('object')?.text;
+      const property = left.childForFieldName('property');
+      const line = statement.startPosition.row + 1;
+      if (object === 'module' && property?.text === 'exports') {
+        // `module.exports = require('m')`: every export of m is this module's (as `export * from 'm'`: X67-02)
+        const module = required(right);
+        if (module !== undefined) result.push({ module, line, names: [{ imported: '*', local: '*' }], reexport: true });
+        else if (right?.type === 'object') {
+          for (const entry of right.namedChildren) {
+            if (entry?.type === 'shorthand_property_identifier') exportValue(entry.text, entry, line);
+            else if (entry?.type === 'pair') {
+              const key = entry.childForFieldName('key');
+              const keyName = key?.type === 'string' ? key.namedChildren.find((child) => child?.type === 'string_fragment') : key;
+              if (keyName?.type === 'property_identifier' || keyName?.type === 'string_fragment') exportValue(keyName.text, entry.childForFieldName('value'), line);
+            }
+          }
+        }
+      } else if ((object === 'exports' || object === 'module.exports') && property?.type === 'property_identifier') exportValue(property.text, right, line);
+      continue;
+    }
     if (statement?.type !== 'export_statement' || statement.childForFieldName('source') || statement.childForFieldName('declaration')) continue;
     const line = statement.startPosition.row + 1;
     const clause = statement.namedChildren.find((child) => child?.type === 'export_clause');
@@ -2035,14 +2096,40 @@ function pythonAssignedAliases(root: Node, imports: readonly RawImport[], aliase
   const result: RawImport[] = [];
   const bound = new Map<string, { raw: RawImport; imported: string }>();
   for (const raw of imports) if (!raw.reexport && raw.scope === undefined) for (const name of raw.names) if (name.imported !== '*' && name.local !== '*') bound.set(name.local, { raw, imported: name.imported });
+  // The names module-level imports bind to a module: `import pkg.mod as m` (pkg.mod), `import pkg` (pkg; `import pkg.mod`
+  // binds pkg), `from pkg import mod` (pkg.mod: a name of pkg that is no submodule resolves to nothing).
+  const modules = new Map<string, { module: string; level: number }>();
+  for (const raw of imports) {
+    if (raw.reexport || raw.scope !== undefined || raw.assigned) continue;
+    for (const name of raw.names) {
+      if (name.local === '*') continue;
+      if (name.imported === '*') modules.set(name.local, { module: raw.module.startsWith(`${name.local}.`) ? name.local : raw.module, level: raw.level ?? 0 });
+      else if (!name.imported.includes('.')) modules.set(name.local, { module: raw.module === '' ? name.imported : `${raw.module}.${name.imported}`, level: raw.level ?? 0 });
+    }
+  }
   for (const statement of root.namedChildren) {
     if (statement?.type !== 'expression_statement' || statement.namedChildCount !== 1) continue;
     const assignment = statement.namedChild(0);
     if (assignment?.type !== 'assignment') continue;
     const left = assignment.childForFieldName('left');
     const right = assignment.childForFieldName('right');
-    if (left?.type !== 'identifier' || right?.type !== 'identifier' || left.text === right.text) continue;
+    if (left?.type !== 'identifier') continue;
     const line = statement.startPosition.row + 1;
+    // `bar = mod.foo` with mod an imported module (`import pkg.mod as mod`, `from pkg import mod`, `from . import mod`):
+    // an import of mod's foo as bar (X67-03; `foo = mod.foo`, the same name, is read as a re-export of the module's
+    // attribute: X52-13)
+    const object = right?.type === 'attribute' ? right.childForFieldName('object') : undefined;
+    const attribute = right?.type === 'attribute' ? right.childForFieldName('attribute') : undefined;
+    if (object?.type === 'identifier' && attribute?.type === 'identifier' && attribute.text !== left.text) {
+      const from = modules.get(object.text);
+      if (from) {
+        const raw: RawImport = { module: from.module, line, names: [{ imported: attribute.text, local: left.text }], reexport: false, column: statement.startPosition.column + 1, assigned: true, level: from.level };
+        result.push(raw);
+        bound.set(left.text, { raw, imported: attribute.text });
+      }
+      continue;
+    }
+    if (right?.type !== 'identifier' || left.text === right.text) continue;
     const from = bound.get(right.text);
     if (from) {
       const raw: RawImport = { module: from.raw.module, line, names: [{ imported: from.imported, local: left.text }], reexport: false, column: statement.startPosition.column + 1, assigned: true };
@@ -2321,7 +2408,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 49;
+const factsFormat = 50;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {

@@ -1506,7 +1506,7 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       }
     }
     // Barrels re-export without naming the symbol (`export * from`, `pub use x::*`, Python
-    // `from x import *`): the word search misses them, so files with a star re-export are read too.
+    // `from x import *`, CommonJS `module.exports = require('./m')`): the word search misses them, so files with a star re-export are read too.
     const barrels = (await filesWithFixed(context, [...fixedProbes], searchOptions, index)).filter((file) => !loadedFiles.has(file)).flatMap((file) => byPath.get(file) ?? []);
     const candidates = [...loaded, ...(await loadFacts(context, barrels, stats, undefined, { imports: true }))];
     // Files re-exporting from a source become sources too (in Python every imported name can be imported again from there).
@@ -1637,7 +1637,14 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       (raw.reexport && !starShadowed(item, raw)) ||
       (item.entry.lang === 'python' &&
         raw.scope === undefined &&
-        (raw.names.some((name) => (name.imported === '*' || exportedNames.has(lastSegment(name.imported))) && pythonFinal(item, raw, name.local === '*' ? symbol : name.local)) ||
+        (raw.names.some(
+          (name) =>
+            (name.imported === '*' || exportedNames.has(lastSegment(name.imported))) &&
+            pythonFinal(item, raw, name.local === '*' ? symbol : name.local) &&
+            // (`x = defs.Engine` in a module with a class Engine of its own: its importers' Engine is that class — X53-05;
+            // its x is defs' Engine, followed by name — X67-03)
+            !(raw.assigned && ownsTopLevel(item, lastSegment(name.imported))),
+        ) ||
           bindsSourceModule(item, raw)));
     for (let changed = true; changed; ) {
       changed = false;

@@ -102,8 +102,11 @@ interface BlobMemory {
   cost: number;
 }
 
-/** Fixed strings the engine searches for besides words (star re-exports): remembered per blob as bits. */
-export const fixedProbes = ['export *', '::*', 'import *'] as const;
+/**
+ * Fixed strings the engine searches for besides words (star re-exports; a CommonJS `module.exports = require('./m')`,
+ * which re-exports every name of ./m — X67-02): remembered per blob as bits.
+ */
+export const fixedProbes = ['export *', '::*', 'import *', 'module.exports = require', 'module.exports=require'] as const;
 
 const maxCost = Number(process.env.POLYWAVE_ANALYSIS_MEMORY_CHARS ?? 64 * 1024 * 1024);
 

@@ -1,0 +1,97 @@
+/**
+ * findReferences on cases of outside round X67 (issue 15): CommonJS re-exports and aliases by assignment of a module's
+ * member. Real parses of files in a temporary git repository; each expected answer is what node / tsc / python3 run.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { findReferences } from '../src/analysis/engine/index.js';
+import { flushCache } from '../src/analysis/engine/cache.js';
+import { memory } from '../src/analysis/engine/scope.js';
+import { createTestRepo } from './support/git-repo.js';
+
+const where = (references: Array<{ file: string; line: number; kind: string; via?: string }>) => references.map((reference) => `${reference.file}:${reference.line} ${reference.kind}${reference.via ? ` via ${reference.via}` : ''}`);
+
+afterEach(() => {
+  flushCache();
+  memory.clear();
+});
+
+describe('CommonJS re-exports (X67-01, X67-02) and aliases of a module member (X67-03)', () => {
+  it('a CommonJS module exporting an imported function under another name, or re-exporting a whole module: its importers are callers', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'lib/util.js': 'function compute(a) { return a * 2; }\nmodule.exports = { compute };\n',
+        'lib/re1.js': "const { compute } = require('./util');\nmodule.exports = { calc: compute };\n",
+        'lib/re2.js': "const util = require('./util');\nmodule.exports.calc2 = util.compute;\n",
+        'lib/re3.js': "exports.calc3 = require('./util').compute;\n",
+        'lib/re4.js': "const { compute } = require('./util');\nexports.calc4 = compute;\n",
+        'lib/re5.js': "module.exports = require('./util');\n",
+        'app/a.js': "const { calc } = require('../lib/re1');\ncalc(1);\n",
+        'app/b.js': "const { calc2 } = require('../lib/re2');\ncalc2(2);\n",
+        'app/c.js': "const { calc3 } = require('../lib/re3');\ncalc3(3);\n",
+        'app/d.js': "const { calc4 } = require('../lib/re4');\ncalc4(4);\n",
+        'app/e.js': "const { compute } = require('../lib/re5');\ncompute(5);\n",
+        'app/g.js': "const c = require('../lib/util').compute;\nc(7);\n",
+        // another module's own calc: not the definition's
+        'lib/own.js': 'function calc() { return 0; }\nmodule.exports = { calc };\n',
+        'app/h.js': "const { calc } = require('../lib/own');\ncalc(8);\n",
+      },
+    });
+    const definedIn = [
+      'app/a.js:1 other via calc',
+      'app/a.js:2 call via calc',
+      'app/b.js:1 other via calc2',
+      'app/b.js:2 call via calc2',
+      'app/c.js:1 other via calc3',
+      'app/c.js:2 call via calc3',
+      'app/d.js:1 other via calc4',
+      'app/d.js:2 call via calc4',
+      'app/e.js:1 other',
+      'app/e.js:2 call',
+      'app/g.js:1 other',
+      'app/g.js:2 call via c',
+      'lib/re1.js:1 other',
+      'lib/re1.js:2 other',
+      'lib/re2.js:2 other',
+      'lib/re3.js:1 other',
+      'lib/re4.js:1 other',
+      'lib/re4.js:2 other',
+      'lib/util.js:2 other',
+    ];
+    expect(where(await findReferences(repo.dir, 'compute', { definedIn: 'lib/util.js' }))).toEqual(definedIn);
+    // the plain answer holds the --defined-in one
+    const plain = where(await findReferences(repo.dir, 'compute'));
+    for (const line of definedIn) expect(plain).toContain(line);
+    expect(plain.filter((line) => line.startsWith('app/h.js'))).toEqual([]);
+  });
+
+  it('an alias by assignment of an imported module\'s member (TS namespace import, Python module) is the member', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'lib/util.ts': 'export function compute(a: number) { return a * 2; }\n',
+        'lib/re2.ts': "import * as util from './util';\nexport const calc2 = util.compute;\n",
+        'app/b.ts': "import { calc2 } from '../lib/re2';\ncalc2(2);\n",
+        'lib/__init__.py': '',
+        'lib/util.py': 'def compute(a):\n    return a\n',
+        'lib/re4.py': 'from . import util\ncalc4 = util.compute\n',
+        'lib/re5.py': 'import lib.util as u\ncalc5 = u.compute\ncalc5(5)\n',
+        'app/d.py': 'from lib.re4 import calc4\ncalc4(4)\n',
+        // another module's member under the same name: not the definition
+        'lib/other.py': 'def compute(a):\n    return -a\n',
+        'lib/re6.py': 'from . import other\ncalc6 = other.compute\n',
+        'app/f.py': 'from lib.re6 import calc6\ncalc6(6)\n',
+      },
+    });
+    expect(where(await findReferences(repo.dir, 'compute', { definedIn: 'lib/util.ts' }))).toEqual([
+      'app/b.ts:1 import via calc2',
+      'app/b.ts:2 call via calc2',
+      'lib/re2.ts:2 other',
+    ]);
+    expect(where(await findReferences(repo.dir, 'compute', { definedIn: 'lib/util.py' }))).toEqual([
+      'app/d.py:1 import via calc4',
+      'app/d.py:2 call via calc4',
+      'lib/re4.py:2 other',
+      'lib/re5.py:2 other',
+      'lib/re5.py:3 call via calc5',
+    ]);
+  });
+});
