@@ -94,4 +94,31 @@ describe('CommonJS re-exports (X67-01, X67-02) and aliases of a module member (X
       'lib/re5.py:3 call via calc5',
     ]);
   });
+
+  it('X67-08: a CommonJS module whose export is the function (`module.exports = compute`, TS `export = compute`) — the module is the function where it is required or default-imported', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'lib/c1.js': 'module.exports = function compute(a) { return a; };\n',
+        'lib/c2.js': 'function compute(a) { return a; }\nmodule.exports = compute;\n',
+        'lib/c3.ts': 'function compute(a: number) { return a; }\nexport = compute;\n',
+        'lib/other.js': 'function compute(a) { return -a; }\nmodule.exports = { compute };\n',
+        'app/a.js': "const compute = require('../lib/c1');\ncompute(1);\n",
+        'app/b.js': "const calc = require('../lib/c2');\ncalc(2);\n",
+        'app/c.ts': "import calc3 = require('../lib/c3');\ncalc3(3);\n",
+        'app/d.ts': "import calc4 from '../lib/c2';\ncalc4(4);\n",
+        // the module of another compute, required whole: not c2's
+        'app/e.js': "const other = require('../lib/other');\nother.compute(5);\n",
+      },
+    });
+    expect(where(await findReferences(repo.dir, 'compute', { definedIn: 'lib/c2.js' }))).toEqual([
+      'app/b.js:2 call via calc',
+      'app/d.ts:1 import via calc4',
+      'app/d.ts:2 call via calc4',
+      'lib/c2.js:2 other',
+    ]);
+    expect(where(await findReferences(repo.dir, 'compute', { definedIn: 'lib/c3.ts' }))).toEqual(['app/c.ts:1 import via calc3', 'app/c.ts:2 call via calc3', 'lib/c3.ts:2 other']);
+    expect(where(await findReferences(repo.dir, 'compute', { definedIn: 'lib/c1.js' }))).toEqual(['app/a.js:2 call']);
+    const plain = where(await findReferences(repo.dir, 'compute'));
+    for (const line of ['app/b.js:2 call via calc', 'app/c.ts:2 call via calc3', 'app/d.ts:2 call via calc4', 'app/a.js:2 call']) expect(plain).toContain(line);
+  });
 });

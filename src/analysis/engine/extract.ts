@@ -1592,6 +1592,18 @@ function jsDefinitions(root: Node, add: AddSymbol): void {
         exportedLocal.add(value.text);
         defaultLocal.add(value.text);
       }
+      // TS `export = name;`: the module is name — its default for `import x from` / `import x = require()` (X67-08)
+      const assigned = statement.children.some((child) => child?.type === '=') ? statement.namedChildren.find((child) => child?.type === 'identifier') : undefined;
+      if (assigned) {
+        exportedLocal.add(assigned.text);
+        defaultLocal.add(assigned.text);
+      }
+    }
+    // CommonJS `module.exports = name;`: the same (X67-08)
+    const assignment = statement.type === 'expression_statement' ? statement.namedChild(0) : null;
+    if (assignment?.type === 'assignment_expression' && assignment.childForFieldName('left')?.text === 'module.exports' && assignment.childForFieldName('right')?.type === 'identifier') {
+      exportedLocal.add(assignment.childForFieldName('right')!.text);
+      defaultLocal.add(assignment.childForFieldName('right')!.text);
     }
   }
   const start = (statement: Node, exported: boolean, isDefault = false): void => {
@@ -1672,6 +1684,11 @@ function jsDefinitions(root: Node, add: AddSymbol): void {
         const property = left.childForFieldName('property');
         const kind: SymbolKind = right && /^(?:function_expression|function|arrow_function|generator_function)$/.test(right.type) ? 'function' : right?.type === 'class' ? 'class' : 'variable';
         if (property?.type === 'property_identifier' && (object?.text === 'exports' || object?.text === 'module.exports')) add(property, kind, true);
+        // `module.exports = function compute() {}` (or a named class): the module is compute — its default (X67-08)
+        if (object?.text === 'module' && property?.text === 'exports' && (right?.type === 'function_expression' || right?.type === 'generator_function' || right?.type === 'class')) {
+          const name = right.childForFieldName('name');
+          if (name) add(name, kind, true, undefined, true);
+        }
         // `module.exports = { x: …, y, z() {} }` defines x, y and z — the common form of a hand-written CommonJS jest
         // manual mock (outside round X59-13). A shorthand `{ y }` is the export of the local y (defined here too).
         if (object?.text === 'module' && property?.text === 'exports' && right?.type === 'object') {
@@ -1907,6 +1924,9 @@ function parseImport(lang: Lang, captureName: string, node: Node, spec: Node | u
         }
       }
     }
+    // `const x = require('m')`: x is the module's `module.exports` — its default where that is one name
+    // (`module.exports = compute`, TS `export = compute`: X67-08)
+    if (names.length === 0 && pattern?.type === 'identifier' && node.childForFieldName('function')?.type === 'identifier') return { module, line, names: [{ imported: '*', local: '*' }, { imported: 'default', local: pattern.text }], reexport: false };
     return { module, line, names: names.length > 0 ? names : [{ imported: '*', local: '*' }], reexport: false };
   }
   // TS `import x = require('m')`: x is the module (as a namespace import).
@@ -1914,7 +1934,8 @@ function parseImport(lang: Lang, captureName: string, node: Node, spec: Node | u
   if (requireClause) {
     const required = stringValue(requireClause.childForFieldName('source'));
     const local = requireClause.namedChildren.find((child) => child?.type === 'identifier');
-    return required === undefined || !local ? undefined : { module: required, line, names: [{ imported: '*', local: local.text }], reexport: false };
+    // (and its default: what the module's `export =` is — X67-08)
+    return required === undefined || !local ? undefined : { module: required, line, names: [{ imported: '*', local: local.text }, { imported: 'default', local: local.text }], reexport: false };
   }
   const module = stringValue(node.childForFieldName('source'));
   if (module === undefined) return undefined;
@@ -2054,6 +2075,8 @@ function localReexports(root: Node, imports: readonly RawImport[], ranges: Array
         // `module.exports = require('m')`: every export of m is this module's (as `export * from 'm'`: X67-02)
         const module = required(right);
         if (module !== undefined) result.push({ module, line, names: [{ imported: '*', local: '*' }], reexport: true });
+        // `module.exports = compute` with compute imported: a re-export of it as the module's default (X67-08)
+        else if (right?.type === 'identifier' || right?.type === 'member_expression') exportValue('default', right, line);
         else if (right?.type === 'object') {
           for (const entry of right.namedChildren) {
             if (entry?.type === 'shorthand_property_identifier') exportValue(entry.text, entry, line);
@@ -2408,7 +2431,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 50;
+const factsFormat = 51;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {
