@@ -121,12 +121,12 @@ describe('findReferences: CommonJS and dynamic-import destructuring', () => {
       },
     });
     expect(where(await findReferences(repo.dir, 'add', { definedIn: 'lib/math.js' }))).toEqual([
-      'lib/lazy.mjs:1 other',
+      'lib/lazy.mjs:1 import',
       'lib/lazy.mjs:2 call via sum',
       'lib/math.js:4 other',
-      'lib/plain.cjs:1 other',
+      'lib/plain.cjs:1 import',
       'lib/plain.cjs:2 call',
-      'lib/use.cjs:1 other',
+      'lib/use.cjs:1 import',
       'lib/use.cjs:2 call via plus',
     ]);
   });

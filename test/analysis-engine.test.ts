@@ -82,7 +82,7 @@ describe('imports and resolution', () => {
       ['src/lazy.ts', ['./a.js@2 → src/a.ts']],
       ['src/old.cjs', ['./a.ts@1 → src/a.ts']],
     ]);
-    expect((await findReferences(repo.dir, 'hello', { definedIn: 'src/a.ts' })).map((reference) => `${reference.file}:${reference.line} ${reference.kind}`)).toEqual(['src/lazy.ts:2 other', 'src/lazy.ts:3 call']);
+    expect((await findReferences(repo.dir, 'hello', { definedIn: 'src/a.ts' })).map((reference) => `${reference.file}:${reference.line} ${reference.kind}`)).toEqual(['src/lazy.ts:2 import', 'src/lazy.ts:3 call']);
   });
 
   it('files limits where references are reported, not where re-exports are followed (coord/engine-requests.md)', async () => {

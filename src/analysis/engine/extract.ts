@@ -957,6 +957,14 @@ function extractWith(ready: LangTools, lang: Lang, source: string, part?: Extrac
         // (TS/JS: `import * as ns` — its members are flagged, its calls stay `method-call`s)
         for (const name of raw.names) if ((name.imported === '*' && name.local !== '*' && !raw.reexport) || lang === 'go') packageNames.add(name.local);
       }
+      if (capture.name === 'require') {
+        // `const { a, b: c } = require('m')` (or `= await import('m')`): the pattern is an import's names — kind `import`,
+        // not a call site (check-test-cascade reported such lines as callers: X67-13)
+        let holder = node.parent;
+        if (holder?.type === 'await_expression') holder = holder.parent;
+        const pattern = holder?.type === 'variable_declarator' ? holder.childForFieldName('name') : null;
+        if (pattern?.type === 'object_pattern') importRanges.push({ start: pattern.startIndex, end: pattern.endIndex, kind: 'import' });
+      }
       if (capture.name === 'require' || capture.name === 'mod' || capture.name === 'augment' || capture.name === 'externCrate') continue;
       // (Python: an import statement parsed without an error holds dotted names, aliases and their identifiers only —
       // never a node the binding query captures: {@link localBindingsOf} skips its occurrences)
@@ -1927,6 +1935,9 @@ function parseImport(lang: Lang, captureName: string, node: Node, spec: Node | u
     // `const x = require('m')`: x is the module's `module.exports` — its default where that is one name
     // (`module.exports = compute`, TS `export = compute`: X67-08)
     if (names.length === 0 && pattern?.type === 'identifier' && node.childForFieldName('function')?.type === 'identifier') return { module, line, names: [{ imported: '*', local: '*' }, { imported: 'default', local: pattern.text }], reexport: false };
+    // (a destructuring's statement starts at its declaration, before its names: which statement an import-kind name is
+    // in — X67-13)
+    if (names.length > 0 && holder) return { module, line: holder.startPosition.row + 1, column: holder.startPosition.column + 1, names, reexport: false };
     return { module, line, names: names.length > 0 ? names : [{ imported: '*', local: '*' }], reexport: false };
   }
   // TS `import x = require('m')`: x is the module (as a namespace import).
@@ -2431,7 +2442,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 51;
+const factsFormat = 52;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {
