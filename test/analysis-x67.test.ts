@@ -121,4 +121,26 @@ describe('CommonJS re-exports (X67-01, X67-02) and aliases of a module member (X
     const plain = where(await findReferences(repo.dir, 'compute'));
     for (const line of ['app/b.js:2 call via calc', 'app/c.ts:2 call via calc3', 'app/d.ts:2 call via calc4', 'app/a.js:2 call']) expect(plain).toContain(line);
   });
+
+  it('X67-05 (open since X66): `import(\'./m\').then(({ compute }) => …)` destructures the module\'s exports', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'src/util.ts': 'export function compute(a: number) { return a * 2; }\n',
+        'src/other.ts': 'export function compute(a: number) { return -a; }\n',
+        'src/g.ts': "import('./util').then(({ compute }) => compute(7));\n",
+        'src/h.js': "import('./util.js').then(function ({ compute: c }) {\n  return c(8);\n});\n",
+        'src/i.ts': "import('./other').then(({ compute }) => compute(9));\n",
+        // a parameter of another callback, not a destructuring of the module
+        'src/j.ts': "import { compute } from './util';\n[1].map(({ compute }: any) => compute(10));\ncompute(11);\n",
+      },
+    });
+    expect(where(await findReferences(repo.dir, 'compute', { definedIn: 'src/util.ts' }))).toEqual([
+      'src/g.ts:1 import',
+      'src/g.ts:1 call',
+      'src/h.js:1 import',
+      'src/h.js:2 call via c',
+      'src/j.ts:1 import',
+      'src/j.ts:3 call',
+    ]);
+  });
 });

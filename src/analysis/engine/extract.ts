@@ -420,11 +420,37 @@ function bindingSpace(lang: Lang, capture: string): number {
 
 const patternTypes = new Set(['object_pattern', 'pair_pattern', 'array_pattern', 'rest_pattern', 'assignment_pattern']);
 
-/** `const { a } = require('x')` / `await import('x')`: the names are the module's exports, not locals. */
+/**
+ * `import('x').then(({ a, b: c }) => …)` (or `function ({ … })`): the callback's first parameter's object pattern, which
+ * destructures the module's exports (X67-05); `call` is the `import('x')` call.
+ */
+function thenPattern(call: Node): Node | null {
+  const member = call.parent;
+  if (member?.type !== 'member_expression' || member.childForFieldName('object')?.id !== call.id || member.childForFieldName('property')?.text !== 'then') return null;
+  const outer = member.parent;
+  if (outer?.type !== 'call_expression' || outer.childForFieldName('function')?.id !== member.id) return null;
+  const callback = outer.childForFieldName('arguments')?.namedChild(0);
+  if (callback?.type !== 'arrow_function' && callback?.type !== 'function_expression') return null;
+  let first = callback.childForFieldName('parameters')?.namedChild(0) ?? null;
+  if (first?.type === 'required_parameter') first = first.childForFieldName('pattern');
+  return first?.type === 'object_pattern' ? first : null;
+}
+
+/** `const { a } = require('x')` / `await import('x')` / `import('x').then(({ a }) => …)`: the names are the module's exports, not locals. */
 function bindsModuleExports(node: Node): boolean {
   let ancestor = node.parent;
   if (!ancestor || !patternTypes.has(ancestor.type)) return false;
-  while (ancestor && patternTypes.has(ancestor.type)) ancestor = ancestor.parent;
+  let pattern = ancestor;
+  while (ancestor && patternTypes.has(ancestor.type)) {
+    pattern = ancestor;
+    ancestor = ancestor.parent;
+  }
+  if (ancestor?.type === 'required_parameter') ancestor = ancestor.parent;
+  if (ancestor?.type === 'formal_parameters') {
+    // (the callback's first parameter: the function, its arguments, the `.then(…)` call, `import('x').then`)
+    const call = ancestor.parent?.parent?.parent?.childForFieldName('function')?.childForFieldName('object');
+    return call?.type === 'call_expression' && call.childForFieldName('function')?.type === 'import' && thenPattern(call)?.id === pattern.id;
+  }
   if (ancestor?.type !== 'variable_declarator') return false;
   let value = ancestor.childForFieldName('value');
   if (value?.type === 'await_expression') value = value.namedChild(0);
@@ -962,7 +988,7 @@ function extractWith(ready: LangTools, lang: Lang, source: string, part?: Extrac
         // not a call site (check-test-cascade reported such lines as callers: X67-13)
         let holder = node.parent;
         if (holder?.type === 'await_expression') holder = holder.parent;
-        const pattern = holder?.type === 'variable_declarator' ? holder.childForFieldName('name') : null;
+        const pattern = holder?.type === 'variable_declarator' ? holder.childForFieldName('name') : thenPattern(node);
         if (pattern?.type === 'object_pattern') importRanges.push({ start: pattern.startIndex, end: pattern.endIndex, kind: 'import' });
       }
       if (capture.name === 'require' || capture.name === 'mod' || capture.name === 'augment' || capture.name === 'externCrate') continue;
@@ -1917,7 +1943,8 @@ function parseImport(lang: Lang, captureName: string, node: Node, spec: Node | u
     // `const { a, b: c } = require('m')` / `= await import('m')`: the destructured names are imported (c is an alias of b).
     let holder = node.parent;
     if (holder?.type === 'await_expression') holder = holder.parent;
-    const pattern = holder?.type === 'variable_declarator' ? holder.childForFieldName('name') : null;
+    const pattern = holder?.type === 'variable_declarator' ? holder.childForFieldName('name') : thenPattern(node);
+    if (holder?.type !== 'variable_declarator') holder = null;
     const names: ImportedName[] = [];
     if (pattern?.type === 'object_pattern') {
       for (const part of pattern.namedChildren) {
@@ -2442,7 +2469,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 52;
+const factsFormat = 53;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {
