@@ -2,10 +2,12 @@
  * findReferences on cases of outside round X67 (issue 15): CommonJS re-exports and aliases by assignment of a module's
  * member. Real parses of files in a temporary git repository; each expected answer is what node / tsc / python3 run.
  */
+import { readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findReferences } from '../src/analysis/engine/index.js';
-import { flushCache } from '../src/analysis/engine/cache.js';
-import { memory } from '../src/analysis/engine/scope.js';
+import { cacheDir, flushCache } from '../src/analysis/engine/cache.js';
+import { analysisCall, memory } from '../src/analysis/engine/scope.js';
 import { createTestRepo } from './support/git-repo.js';
 
 const where = (references: Array<{ file: string; line: number; kind: string; via?: string }>) => references.map((reference) => `${reference.file}:${reference.line} ${reference.kind}${reference.via ? ` via ${reference.via}` : ''}`);
@@ -142,5 +144,43 @@ describe('CommonJS re-exports (X67-01, X67-02) and aliases of a module member (X
       'src/j.ts:1 import',
       'src/j.ts:3 call',
     ]);
+  });
+});
+
+/** A first call on the tree as a command makes it (memory on, nothing cached); git's commands traced to `trace`. */
+async function firstCall<T>(dir: string, trace: string, fn: () => Promise<T>): Promise<T> {
+  memory.clear();
+  rmSync(cacheDir(path.join(dir, '.git')), { recursive: true, force: true });
+  const saved = process.env.GIT_TRACE;
+  process.env.GIT_TRACE = trace;
+  try {
+    return await analysisCall(process.env, fn);
+  } finally {
+    if (saved === undefined) delete process.env.GIT_TRACE;
+    else process.env.GIT_TRACE = saved;
+  }
+}
+
+describe('a default-exported symbol on a first call (open since X66)', () => {
+  it('check-callers of a default export without --defined-in lists no tree on a first call, and answers as the listing path does', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'src/main.ts': 'export default function main() { return 1; }\n',
+        'src/other.ts': 'export default function other() { return 2; }\nexport function main() { return 3; }\n',
+        'src/a.ts': "import m from './main';\nm();\n",
+        'src/b.ts': "import o from './other';\no();\n",
+        'src/c.ts': "export { default as start } from './main';\n",
+        'src/d.ts': "import { start } from './c';\nstart();\n",
+        'src/e.ts': "import { main } from './other';\nmain();\n",
+        'src/lib/main/index.ts': 'export default function main() { return 4; }\n',
+        'src/f.ts': "import mm from './lib/main';\nmm();\n",
+      },
+    });
+    const expected = ['src/a.ts:1 import via m', 'src/a.ts:2 call via m', 'src/c.ts:1 reexport via default', 'src/d.ts:1 import via start', 'src/d.ts:2 call via start', 'src/e.ts:1 import', 'src/e.ts:2 call', 'src/f.ts:1 import via mm', 'src/f.ts:2 call via mm'];
+    const trace = path.join(repo.root, 'first.trace');
+    expect(where(await firstCall(repo.dir, trace, () => findReferences(repo.dir, 'main')))).toEqual(expected);
+    expect(readFileSync(trace, 'utf8')).not.toMatch(/built-in: git ls-files/);
+    // the listing path (a later call of the process) answers the same
+    expect(where(await analysisCall(process.env, () => findReferences(repo.dir, 'main')))).toEqual(expected);
   });
 });

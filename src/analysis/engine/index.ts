@@ -1759,8 +1759,9 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     const hasDefault = (item: Loaded) => item.facts.symbols.some((def) => def.name === symbol && def.defaultExport);
     // (only where a module's default can be the symbol: a module resolver costs a listing of the tree)
     if ([...loadedFiles.values()].some((item) => jsLike(item) && (hasDefault(item) || reexportsDefault(item)))) {
-      // (the first call on a tree has no listing: the resolver lists the paths)
-      const resolver = await resolverFor(context, listing?.allPaths);
+      // (the first call on a tree has no listing: the statements are resolved by probing their candidate files on the
+      // disk, as X66-67's are — no `ls-files` of the whole tree; the files that name the module were found by the search)
+      const resolver = listing ? await resolverFor(context, listing.allPaths) : probingResolver(context, (file) => loadedFiles.has(file));
       for (const item of loadedFiles.values()) if (jsLike(item) && hasDefault(item)) defaultModules.add(item.entry.file);
       await followDefaults(resolver);
       loaded = [...loadedFiles.values()].sort(byFile);
