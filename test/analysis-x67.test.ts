@@ -184,3 +184,24 @@ describe('a default-exported symbol on a first call (open since X66)', () => {
     expect(where(await analysisCall(process.env, () => findReferences(repo.dir, 'main')))).toEqual(expected);
   });
 });
+
+describe('Python star imports and __all__ (X67-11)', () => {
+  it('`from m import *` binds only what m\'s __all__ lists, and no `_`-private name without one', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'setup.py': '',
+        'app/__init__.py': '',
+        'app/core.py': '__all__ = ["Engine"]\n\ndef compute(x):\n    return x\n\nclass Engine:\n    pass\n',
+        'app/open.py': 'def compute(x):\n    return x\n\ndef _private():\n    pass\n',
+        'app/other.py': 'def compute(x):\n    return -x\n',
+        // python3: compute is other's (core's __all__ leaves it out), _private a NameError
+        'a.py': 'from app.other import compute\nfrom app.core import *\ncompute(2)\nEngine()\n',
+        'b.py': 'from app.open import *\ncompute(3)\n_private()\n',
+      },
+    });
+    expect(where(await findReferences(repo.dir, 'compute', { definedIn: 'app/core.py' }))).toEqual([]);
+    expect(where(await findReferences(repo.dir, 'Engine', { definedIn: 'app/core.py' }))).toEqual(['a.py:4 call']);
+    expect(where(await findReferences(repo.dir, 'compute', { definedIn: 'app/open.py' }))).toEqual(['b.py:2 call']);
+    expect(where(await findReferences(repo.dir, '_private', { definedIn: 'app/open.py' }))).toEqual([]);
+  });
+});

@@ -1627,7 +1627,25 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     // (whether a binding is of the definition: an import resolving to a source, the definition's own file's definition)
     const pythonBindsDefinition = (item: Loaded, binding: PythonBinding): boolean =>
       // (the definition's own file assigning the name, `bar = foo`: the definition itself — X66-37)
-      binding.raw === undefined || (binding.raw.assigned && item.entry.file === definedIn) ? item.entry.file === definedIn : resolver.resolve(item.entry.file, item.entry.lang, binding.raw).some((file) => sources.has(file));
+      binding.raw === undefined || (binding.raw.assigned && item.entry.file === definedIn)
+        ? item.entry.file === definedIn
+        : resolver.resolve(item.entry.file, item.entry.lang, binding.raw).some((file) => sources.has(file) && (!binding.star || starBrings(file)));
+    // Python: whether `from m import *` of a source brings the symbol — m's `__all__` lists it, or m has none and the name
+    // is not `_`-private (X67-11: `from core import *` with `__all__ = ["Engine"]` binds no `compute`). An `__all__` read
+    // from the text: a list or tuple of string literals; anything else (`__all__ += …`, built by code) brings it.
+    const starMemo = new Map<string, boolean>();
+    const starBrings = (file: string): boolean => {
+      let answer = starMemo.get(file);
+      if (answer !== undefined) return answer;
+      const entry = loadedFiles.get(file)?.entry ?? byPath.get(file);
+      const text = entry ? (readTexts(context, [entry]).get(file) ?? '') : '';
+      const declarations = [...text.matchAll(/^__all__\s*(?::[^=\n]*)?(\+?=)\s*([[(])([^\])]*)[\])]/gm)];
+      const dynamic = /^__all__\s*(?:\+=|\.(?:append|extend)\b)/m.test(text) || (/^__all__\b/m.test(text) && declarations.length === 0);
+      if (dynamic || declarations.length !== 1) answer = dynamic || declarations.length > 1 ? true : !symbol.startsWith('_');
+      else answer = [...declarations[0]![3]!.matchAll(/(['"])([^'"]*)\1/g)].some((match) => match[2] === symbol);
+      starMemo.set(file, answer);
+      return answer;
+    };
     // Whether the module's own binding of `name` at its end can be the one `raw` makes (then its importers get it).
     const pythonFinal = (item: Loaded, raw: FileFacts['imports'][number], name: string): boolean => {
       const seen = pythonSeen(item, name, Infinity);
@@ -1693,7 +1711,12 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       // (an indented use — a function body, run once the module is loaded; `global x` — sees the module's final bindings:
       // only a use at the top level sees the last binding before it)
       const seen = pythonSeen(item, symbol, pythonIndented(item, line) ? Infinity : line);
-      if (seen.length === 0) return undefined;
+      // (bound by nothing but star imports of sources whose `__all__` or `_` leaves the name out: not the definition — X67-11)
+      if (seen.length === 0) {
+        const stars = pythonBindings(item, symbol).filter((binding) => binding.star);
+        const ofSources = stars.filter((binding) => resolver.resolve(item.entry.file, item.entry.lang, binding.raw!).some((file) => sources.has(file)));
+        return ofSources.length > 0 && ofSources.length === stars.length ? false : undefined;
+      }
       let answer = seesMemo.get(seen[0]!);
       if (answer === undefined) seesMemo.set(seen[0]!, (answer = seen.some((binding) => pythonBindsDefinition(item, binding))));
       return answer;
