@@ -205,3 +205,29 @@ describe('Python star imports and __all__ (X67-11)', () => {
     expect(where(await findReferences(repo.dir, '_private', { definedIn: 'app/open.py' }))).toEqual([]);
   });
 });
+
+describe('destructuring a namespace import (X67-04)', () => {
+  it('`const { compute: cc } = ns` after `import * as ns` / `const ns = require()` binds cc to the module\'s compute', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'src/util.ts': 'export function compute(a: number) { return a * 2; }\n',
+        'src/other.ts': 'export function compute(a: number) { return -a; }\n',
+        'src/v.ts': "import * as all from './util';\nconst { compute: cc } = all;\ncc(4);\n",
+        'src/w.js': "const u = require('./util');\nconst { compute } = u;\ncompute(5);\n",
+        'src/x.ts': "import * as o from './other';\nconst { compute } = o;\ncompute(6);\n",
+        // a local object's destructuring: not the module's
+        'src/y.ts': "import { compute } from './util';\nfunction f(obj: any) { const { compute: k } = obj; return k(7); }\ncompute(8);\n",
+      },
+    });
+    expect(where(await findReferences(repo.dir, 'compute', { definedIn: 'src/util.ts' }))).toEqual([
+      'src/v.ts:2 import',
+      'src/v.ts:3 call via cc',
+      'src/w.js:2 import',
+      'src/w.js:3 call',
+      'src/y.ts:1 import',
+      // (`obj.compute` written as a pattern: a member, listed as `x.compute` is in a file importing the module)
+      'src/y.ts:2 other',
+      'src/y.ts:3 call',
+    ]);
+  });
+});

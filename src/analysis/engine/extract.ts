@@ -420,6 +420,25 @@ function bindingSpace(lang: Lang, capture: string): number {
 
 const patternTypes = new Set(['object_pattern', 'pair_pattern', 'array_pattern', 'rest_pattern', 'assignment_pattern']);
 
+/** Whether the program binds `name` to a module at its top level: `import * as name`, `import name = require()`, `const name = require('m')`. */
+function namespaceImport(program: Node, name: string): boolean {
+  for (const statement of program.namedChildren) {
+    if (statement?.type === 'import_statement') {
+      const clause = statement.namedChildren.find((child) => child?.type === 'import_clause');
+      if (clause?.namedChildren.some((part) => part?.type === 'namespace_import' && part.namedChild(0)?.text === name)) return true;
+      const required = statement.namedChildren.find((child) => child?.type === 'import_require_clause');
+      if (required?.namedChildren.some((part) => part?.type === 'identifier' && part.text === name)) return true;
+    } else if (statement?.type === 'lexical_declaration' || statement?.type === 'variable_declaration') {
+      for (const declarator of statement.namedChildren) {
+        if (declarator?.type !== 'variable_declarator' || declarator.childForFieldName('name')?.text !== name) continue;
+        const value = declarator.childForFieldName('value');
+        if (value?.type === 'call_expression' && value.childForFieldName('function')?.text === 'require' && value.childForFieldName('arguments')?.namedChild(0)?.type === 'string') return true;
+      }
+    }
+  }
+  return false;
+}
+
 /**
  * `import('x').then(({ a, b: c }) => …)` (or `function ({ … })`): the callback's first parameter's object pattern, which
  * destructures the module's exports (X67-05); `call` is the `import('x')` call.
@@ -453,6 +472,9 @@ function bindsModuleExports(node: Node): boolean {
   }
   if (ancestor?.type !== 'variable_declarator') return false;
   let value = ancestor.childForFieldName('value');
+  // `const { a, b: c } = ns` at the module's level, ns a namespace import (`import * as ns`, `import ns = require()`,
+  // `const ns = require('m')`): a's the module's (X67-04)
+  if (value?.type === 'identifier') return ancestor.parent?.parent?.type === 'program' && namespaceImport(ancestor.parent.parent, value.text);
   if (value?.type === 'await_expression') value = value.namedChild(0);
   if (value?.type !== 'call_expression') return false;
   const callee = value.childForFieldName('function');
@@ -998,7 +1020,7 @@ function extractWith(ready: LangTools, lang: Lang, source: string, part?: Extrac
       importRanges.push({ start: node.startIndex, end: node.endIndex, kind: statement[0]!.reexport ? 'reexport' : 'import', ...(bindsNothing ? { bindsNothing } : {}) });
     }
     const aliases: NonNullable<FileFacts['aliases']> = [];
-    if (lang === 'typescript' || lang === 'tsx' || lang === 'javascript') imports.push(...localReexports(root, imports, importRanges, aliases));
+    if (lang === 'typescript' || lang === 'tsx' || lang === 'javascript') imports.push(...localReexports(root, imports, importRanges, aliases, skip));
     if (lang === 'python') imports.push(...pythonAssignedAliases(root, imports, aliases));
     const goPackage = lang === 'go' ? root.namedChildren.find((child) => child?.type === 'package_clause')?.namedChild(0)?.text : undefined;
     // (Rust scopes: not for the imports-only part — a dependency graph reads none)
@@ -2023,7 +2045,7 @@ function parseImport(lang: Lang, captureName: string, node: Node, spec: Node | u
  * `default` whose names are a re-export statement's (added to `ranges` — X53-06). Only an imported binding: a module's
  * own `const b` exported is no re-export.
  */
-function localReexports(root: Node, imports: readonly RawImport[], ranges: Array<{ start: number; end: number; kind: ReferenceKind }>, aliases: NonNullable<FileFacts['aliases']>): RawImport[] {
+function localReexports(root: Node, imports: readonly RawImport[], ranges: Array<{ start: number; end: number; kind: ReferenceKind }>, aliases: NonNullable<FileFacts['aliases']>, skip: Set<number>): RawImport[] {
   const bound = new Map<string, { module: string; imported: string }>();
   for (const raw of imports) if (!raw.reexport) for (const name of raw.names) if (name.local !== '*') bound.set(name.local, { module: raw.module, imported: name.imported });
   const result: RawImport[] = [];
@@ -2061,6 +2083,23 @@ function localReexports(root: Node, imports: readonly RawImport[], ranges: Array
       if (declarator?.type !== 'variable_declarator') continue;
       const name = declarator.childForFieldName('name');
       const value = declarator.childForFieldName('value');
+      // `const { a, b: c } = ns` with ns a namespace import: imports of a (as a) and b (as c) from its module (X67-04)
+      const namespace = name?.type === 'object_pattern' && value?.type === 'identifier' ? bound.get(value.text) : undefined;
+      if (namespace?.imported === '*' && name) {
+        const names: ImportedName[] = [];
+        for (const part of name.namedChildren) {
+          if (part?.type === 'shorthand_property_identifier_pattern') names.push({ imported: part.text, local: part.text });
+          else if (part?.type === 'pair_pattern' && part.childForFieldName('value')?.type === 'identifier') {
+            // (the alias is the binding, not a use; the pattern is the import's names, as a destructuring require's — X67-13)
+            skip.add(part.childForFieldName('value')!.startIndex);
+            names.push({ imported: part.childForFieldName('key')!.text, local: part.childForFieldName('value')!.text });
+          }
+        }
+        ranges.push({ start: name.startIndex, end: name.endIndex, kind: 'import' });
+        if (names.length > 0) result.push({ module: namespace.module, line: declarator.startPosition.row + 1, column: declarator.startPosition.column + 1, names, reexport: false, assigned: true });
+        for (const entry of names) bound.set(entry.local, { module: namespace.module, imported: entry.imported });
+        continue;
+      }
       if (name?.type !== 'identifier' || !value || name.text === value.text) continue;
       const module = required(value);
       if (module !== undefined) {
@@ -2469,7 +2508,7 @@ function parseRustImport(captureName: string, node: Node, line: number, skip: Se
 }
 
 /** Bumped whenever the facts' shape or meaning changes (with the queries, it keys the cache). */
-const factsFormat = 53;
+const factsFormat = 54;
 
 /** A string that changes whenever the extraction can give a different answer. */
 export function engineFingerprint(): string {
