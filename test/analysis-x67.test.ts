@@ -231,3 +231,24 @@ describe('destructuring a namespace import (X67-04)', () => {
     ]);
   });
 });
+
+describe('a default import through `export *` (X67-12)', () => {
+  it('`import main from \'./barrel\'` of a barrel that only `export *`s the definition\'s module is no use of its default', async () => {
+    const repo = await createTestRepo({
+      files: {
+        'src/util.ts': 'export default function main() {}\nexport function compute() {}\n',
+        'src/barrel.ts': "export * from './util';\nexport { default as start } from './util';\n",
+        'src/a.ts': "import main from './barrel';\nmain();\n",
+        'src/b.ts': "import main from './util';\nmain();\n",
+        'src/c.ts': "import { start } from './barrel';\nstart();\n",
+      },
+    });
+    expect(where(await findReferences(repo.dir, 'main', { definedIn: 'src/util.ts' }))).toEqual([
+      'src/b.ts:1 import',
+      'src/b.ts:2 call',
+      'src/barrel.ts:2 reexport via default',
+      'src/c.ts:1 import via start',
+      'src/c.ts:2 call via start',
+    ]);
+  });
+});

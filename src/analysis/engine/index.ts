@@ -1889,7 +1889,20 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
     // A file that imports the symbol's name from another module of the repository (`import { Foo } from './other'`):
     // its `Foo` is that one, outside an augmentation of the definition's module (X49-07). (Go imports name packages.)
     const importedElsewhere =
-      opts.definedIn !== undefined && item.entry.lang !== 'go' && item.facts.imports.some((raw) => !raw.reexport && !raw.augments && !(raw.assigned && item.entry.file === definedInFile) && raw.names.some((name) => name.local === symbol) && importsElsewhere(item, raw));
+      opts.definedIn !== undefined &&
+      item.entry.lang !== 'go' &&
+      item.facts.imports.some(
+        (raw) =>
+          !raw.reexport &&
+          !raw.augments &&
+          !(raw.assigned && item.entry.file === definedInFile) &&
+          raw.names.some((name) => name.local === symbol) &&
+          (importsElsewhere(item, raw) ||
+            // (`import main from './barrel'`: the barrel's default — `export * from './util'` passes none — is not the
+            // definition even where the barrel re-exports it by name: X67-12. An ES import only: `const main = require()`
+            // binds the whole module too.)
+            (defaultOf !== undefined && !raw.names.some((name) => name.local === '*') && raw.names.some((name) => name.imported === 'default' && name.local === symbol) && !defaultOf(item, raw))),
+      );
     // Python: an import binding the symbol's name to a module (`import pkg.defs as LIMIT` — in a class body too, X53-03):
     // there the name is that module, the definition only written qualified (`LIMIT.LIMIT`). (Not TS: `import greet =
     // require('./greet')` binds what the module's `export =` is.)
@@ -1912,6 +1925,8 @@ export async function findReferences(repoRoot: string, symbol: string, opts: Fin
       if (statement && importsElsewhere(item, statement)) continue;
       // (`export { default as x } from './m'`, `import { default as x } from './m'` name the symbol only when m's default is it)
       if (statement && name === 'default' && defaultOf && !defaultOf(item, statement)) continue;
+      // (`import main from './barrel'` names the symbol only when the barrel's default is it: X67-12)
+      if (statement && name === symbol && defaultOf && !statement.names.some((entry) => entry.local === '*') && statement.names.some((entry) => entry.imported === 'default' && entry.local === symbol) && !statement.names.some((entry) => entry.imported === symbol) && !defaultOf(item, statement)) continue;
       // (Python: the binding the use sees decides — a later import shadows an earlier one, an `if`/`else` pair is either:
       // X66-08/14)
       const pythonSees = item.entry.lang === 'python' && name === symbol && kind !== 'import' && !namesModule ? pythonSeesDefinition(item, line) : undefined;
