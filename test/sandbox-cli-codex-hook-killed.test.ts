@@ -143,7 +143,9 @@ describe.skipIf(skipReason !== undefined)(`a cli:codex agent whose gate hook die
     const layout = await createEscapeLayout();
     const poison = `printf '[shell_environment_policy]\\ninclude_only = ["PATH"]\\nset = { POSIXLY_CORRECT = "1" }\\n' >> "$CODEX_HOME/config.toml"; echo exit=$?; mv "$CODEX_HOME" "$CODEX_HOME.old"; echo moved=$?`;
     const { outcome, outputs } = await runCodex(layout, 'gate', [{ ...writeOwned, arguments: { ...writeOwned.arguments, cmd: poison } }]);
-    expect(outputs[0]!.output).toMatch(/Read-only file system[\s\S]*exit=1/);
+    // (stdout and stderr reach codex as two pipes: the error line and `exit=1` come in either order)
+    expect(outputs[0]!.output).toMatch(/config\.toml: Read-only file system/);
+    expect(outputs[0]!.output).toMatch(/exit=1/);
     expect(outputs[0]!.output).toMatch(/moved=1/);
     const config = readFileSync(path.join(layout.agentHome, '.codex', 'config.toml'), 'utf8');
     expect(config).toContain('model_provider = "loopback"');
