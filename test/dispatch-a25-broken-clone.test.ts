@@ -6,25 +6,12 @@
  * worker started on a broken clone makes it again. Real parts: a redis-server on loopback, real `polywave worker`
  * processes, a `file://` remote, run-wave through the CLI.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDispatchRepo, lettersScript, runWaveCli, startRedis, startWorker, waveResult, type TestRedis, type TestWorker } from './dispatch-support.js';
+import { describe, expect, it } from 'vitest';
+import { createDispatchRepo, lettersScript, runWaveCli, startWorker, waveResult, useDispatchRig } from './dispatch-support.js';
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-a25-clone-'));
-let redis: TestRedis;
-const workers: TestWorker[] = [];
-
-beforeAll(async () => {
-  redis = await startRedis(path.join(scratch, 'redis'));
-}, 60_000);
-
-afterAll(async () => {
-  for (const worker of workers) worker.child.kill('SIGKILL');
-  await redis?.stop();
-  rmSync(scratch, { recursive: true, force: true });
-});
+const { scratch, redis, workers } = useDispatchRig('pw-a25-clone-');
 
 describe('a worker whose clone is broken (A25-09)', () => {
   it('its clone broken while it runs: the job makes it again and runs — WAVE_VERIFIED, not DISPATCH_WORKER_FAILED', async () => {

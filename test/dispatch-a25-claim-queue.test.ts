@@ -7,28 +7,14 @@
  * refuses the copy DISPATCH_REPLAYED, nothing fetched or run. Real parts: a redis-server on loopback, real `polywave
  * worker` processes (one per queue), a `file://` remote, run-wave through the CLI.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Job, Queue } from 'bullmq';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { queueNameFor, remoteKey } from '../src/dispatch/job.js';
-import { createDispatchRepo, lettersScript, runWaveCli, startRedis, startWorker, waveResult, type TestRedis, type TestWorker } from './dispatch-support.js';
+import { createDispatchRepo, lettersScript, runWaveCli, startWorker, waveResult, useDispatchRig } from './dispatch-support.js';
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-a25-claimq-'));
-let redis: TestRedis;
-const workers: TestWorker[] = [];
-
-beforeAll(async () => {
-  redis = await startRedis(path.join(scratch, 'redis'));
-}, 60_000);
-
-afterAll(async () => {
-  for (const worker of workers) worker.child.kill('SIGKILL');
-  await redis?.stop();
-  rmSync(scratch, { recursive: true, force: true });
-});
+const { scratch, redis, workers } = useDispatchRig('pw-a25-claimq-');
 
 describe('the awaiting claim is bound to its queue (A25)', () => {
   it('a copy of each signed job on another queue, made while the orchestrator awaits it, runs nowhere: DISPATCH_REPLAYED; the wave itself passes', async () => {

@@ -8,30 +8,16 @@
  * DISPATCH_REPLAYED, the agent never runs. Real parts: a redis-server on loopback, a real `polywave worker`, a `file://`
  * remote, run-wave through the CLI.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Job, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { awaitingKey } from '../src/dispatch/job-claim.js';
 import { queueNameFor, remoteKey } from '../src/dispatch/job.js';
-import { createDispatchRepo, lettersScript, runWaveCli, startRedis, startWorker, waveResult, type TestRedis, type TestWorker } from './dispatch-support.js';
+import { createDispatchRepo, lettersScript, runWaveCli, startWorker, waveResult, useDispatchRig } from './dispatch-support.js';
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-a25-claimwin-'));
-let redis: TestRedis;
-const workers: TestWorker[] = [];
-
-beforeAll(async () => {
-  redis = await startRedis(path.join(scratch, 'redis'));
-}, 60_000);
-
-afterAll(async () => {
-  for (const worker of workers) worker.child.kill('SIGKILL');
-  await redis?.stop();
-  rmSync(scratch, { recursive: true, force: true });
-});
+const { scratch, redis, workers } = useDispatchRig('pw-a25-claimwin-');
 
 describe('a claim copied back within its lifetime (A25-11)', () => {
   it('the finished job re-added with its last claim copied back the moment the orchestrator released it: refused DISPATCH_REPLAYED, the agent does not run again', async () => {

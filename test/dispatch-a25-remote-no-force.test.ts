@@ -7,25 +7,11 @@
  * escalate), and a worker whose remote is on its disk with that setting warns at start. Real parts: a redis-server on
  * loopback, a real `polywave worker`, a `file://` bare remote, run-wave through the CLI.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDispatchRepo, lettersScript, runWaveCli, startRedis, startWorker, waveResult, type TestRedis, type TestWorker } from './dispatch-support.js';
+import { describe, expect, it } from 'vitest';
+import { createDispatchRepo, lettersScript, runWaveCli, startWorker, waveResult, useDispatchRig } from './dispatch-support.js';
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-a25-noforce-'));
-let redis: TestRedis;
-const workers: TestWorker[] = [];
-
-beforeAll(async () => {
-  redis = await startRedis(path.join(scratch, 'redis'));
-}, 60_000);
-
-afterAll(async () => {
-  for (const worker of workers) worker.child.kill('SIGKILL');
-  await redis?.stop();
-  rmSync(scratch, { recursive: true, force: true });
-});
+const { scratch, redis, workers } = useDispatchRig('pw-a25-noforce-');
 
 describe('a shared remote that denies non-fast-forward updates (A25-08)', () => {
   it('a re-run that must replace an earlier run\'s branch fails DISPATCH_REMOTE_NO_FORCE naming the setting; the worker warns at start', async () => {

@@ -8,29 +8,16 @@
  * from another queue`, nothing merged. Real parts: a redis-server on loopback, real `polywave worker` processes, a
  * `file://` remote, run-wave through the CLI.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Job, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { queueNameFor, remoteKey, runCounterKey } from '../src/dispatch/job.js';
-import { createDispatchRepo, lettersScript, produceJob, runWaveCli, startRedis, startWorker, testDispatchKey, waveResult, type TestRedis, type TestWorker } from './dispatch-support.js';
+import { createDispatchRepo, lettersScript, produceJob, runWaveCli, startWorker, testDispatchKey, waveResult, useDispatchRig } from './dispatch-support.js';
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'pw-a25-replayres-'));
-let redis: TestRedis;
-const workers: TestWorker[] = [];
-
-beforeAll(async () => {
-  redis = await startRedis(path.join(scratch, 'redis'));
-}, 60_000);
-
-afterAll(async () => {
-  for (const worker of workers) worker.child.kill('SIGKILL');
-  await redis?.stop();
-  rmSync(scratch, { recursive: true, force: true });
-});
+const { scratch, redis, workers } = useDispatchRig('pw-a25-replayres-');
 
 const reportOf = (implPath: string, agent: string) => (parse(readFileSync(implPath, 'utf8')) as { completion_reports?: Record<string, { status?: string }> }).completion_reports?.[agent];
 

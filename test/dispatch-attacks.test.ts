@@ -577,7 +577,9 @@ describe('attacks on polywave worker and the Redis dispatcher (attack-dispatch.m
       expect(answer.error).toBeUndefined();
       expect(answer.value!.worker).toBe(other.id);
       expect(remoteBranch(remote, branchA)).toBe(answer.value!.head);
-      await until(() => stopped.log().includes(`job ${data.job_id}: its lock was lost`), 30_000, 'the resumed worker to find its lock lost');
+      // (stopped before its agent ran — in A25-11's wait for its claim to be written again — the resumed worker refuses the
+      // job instead, its claim long gone: it pushes nothing either way)
+      await until(() => stopped.log().includes(`job ${data.job_id}: its lock was lost`) || stopped.log().includes(`job ${data.job_id}: refused`), 30_000, 'the resumed worker to find its lock lost or its claim gone');
       expect(remoteBranch(remote, branchA)).toBe(answer.value!.head);
       expect(stopped.log()).not.toContain(`job ${data.job_id}: complete`);
 
