@@ -8,38 +8,16 @@
  * from another queue`, nothing merged. Real parts: a redis-server on loopback, real `polywave worker` processes, a
  * `file://` remote, run-wave through the CLI.
  */
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Job, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
 import { queueNameFor, remoteKey, runCounterKey } from '../src/dispatch/job.js';
-import { createDispatchRepo, lettersScript, produceJob, runWaveCli, startWorker, testDispatchKey, waveResult, useDispatchRig } from './dispatch-support.js';
+import { createDispatchRepo, lettersScript, produceJob, runWaveCli, startWorker, testDispatchKey, waveResult, useDispatchRig, reportOf, reportsEarly } from './dispatch-support.js';
 
 const { scratch, redis, workers } = useDispatchRig('pw-a25-replayres-');
 
-const reportOf = (implPath: string, agent: string) => (parse(readFileSync(implPath, 'utf8')) as { completion_reports?: Record<string, { status?: string }> }).completion_reports?.[agent];
 
-/** Agent A: commits, reports complete, then works on (sleeps, commits again). */
-const reportsEarly = (script: string, sleepMs: number) =>
-  script.replace(
-    / {2}A:\n[\s\S]*?(?=\n {2}B:)/,
-    [
-      '  A:',
-      '    steps:',
-      '      - write: { path: src/a.js, content: "export const a = \'early\';\\n" }',
-      '        expect: ok',
-      '      - write: { path: src/a.test.js, content: "import { a } from \'./a.js\';\\nif (!a) throw new Error(\'bad\');\\n" }',
-      '        expect: ok',
-      '      - commit: "feat(A): early"',
-      '      - report: { status: complete, verification: PASS, notes: "done early" }',
-      `      - sleep_ms: ${sleepMs}`,
-      '      - write: { path: src/a.js, content: "export const a = \'after report\';\\n" }',
-      '        expect: ok',
-      '      - commit: "feat(A): after report"',
-    ].join('\n'),
-  );
 
 describe('a genuine result of a copy run on another queue (A24-15, kept after A25-10)', () => {
   it('the copy, awaited by a second key holder, runs on its queue; its result written as the job\'s is refused DISPATCH_REPLAYED — nothing merged', async () => {

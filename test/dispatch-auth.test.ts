@@ -1,14 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Job, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
 import { dispatchKeyOf } from '../src/dispatch/auth.js';
 import { expectedJobId, queueNameFor, remoteKey, type AgentJobData } from '../src/dispatch/job.js';
 import { runCli } from './support/cli.js';
-import { createDispatchRepo, gitEnv, lettersScript, produceJob, runWaveCli, startWorker, testDispatchKey, waveResult, useDispatchRig, type DispatchRepo } from './dispatch-support.js';
+import { createDispatchRepo, gitEnv, lettersScript, produceJob, runWaveCli, startWorker, testDispatchKey, waveResult, useDispatchRig, type DispatchRepo, reportOf, reportsEarly } from './dispatch-support.js';
 
 // Outside round A21-43 (and A21-11's class): whoever could write to the Redis could forge a job (run it on every worker)
 // and a job's RESULT (the orchestrator merged whatever commit it named). Jobs, progress records and results are now signed
@@ -18,27 +16,7 @@ import { createDispatchRepo, gitEnv, lettersScript, produceJob, runWaveCli, star
 
 const { scratch, redis, workers } = useDispatchRig('pw-dispatch-auth-');
 
-const reportOf = (implPath: string, agent: string) => (parse(readFileSync(implPath, 'utf8')) as { completion_reports?: Record<string, { status?: string; notes?: string }> }).completion_reports?.[agent];
 
-/** Agent A: commits, reports complete, then works on (sleeps, commits again). */
-const reportsEarly = (script: string, sleepMs: number) =>
-  script.replace(
-    / {2}A:\n[\s\S]*?(?=\n {2}B:)/,
-    [
-      '  A:',
-      '    steps:',
-      '      - write: { path: src/a.js, content: "export const a = \'early\';\\n" }',
-      '        expect: ok',
-      '      - write: { path: src/a.test.js, content: "import { a } from \'./a.js\';\\nif (!a) throw new Error(\'bad\');\\n" }',
-      '        expect: ok',
-      '      - commit: "feat(A): early"',
-      '      - report: { status: complete, verification: PASS, notes: "done early" }',
-      `      - sleep_ms: ${sleepMs}`,
-      '      - write: { path: src/a.js, content: "export const a = \'after report\';\\n" }',
-      '        expect: ok',
-      '      - commit: "feat(A): after report"',
-    ].join('\n'),
-  );
 
 describe('dispatch key (A21-43, A21-11)', () => {
   it('A21-43: a result forged in Redis for the running job is refused (DISPATCH_FORGED) — nothing of it merged, the early report withdrawn', async () => {

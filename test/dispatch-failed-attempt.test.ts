@@ -1,10 +1,9 @@
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
 import { journalPaths } from '../src/engine/journal.js';
 import { binPath, runCli } from './support/cli.js';
-import { createDispatchRepo, gitEnv, lettersScript, runWaveCli, startWorker, waveResult, useDispatchRig } from './dispatch-support.js';
+import { createDispatchRepo, gitEnv, lettersScript, runWaveCli, startWorker, waveResult, useDispatchRig, reportOf, reportsEarly } from './dispatch-support.js';
 
 // Outside round A20 (issue 17): a dispatched attempt whose job did not end with a complete result had the report its
 // progress wrote early merged (A20-33 last worker killed, A20-28 Redis lost, A20-17 push refused), and a re-run whose
@@ -14,27 +13,7 @@ import { createDispatchRepo, gitEnv, lettersScript, runWaveCli, startWorker, wav
 
 const { scratch, redis, workers } = useDispatchRig('pw-dispatch-failed-attempt-');
 
-const reportOf = (implPath: string, agent: string) => (parse(readFileSync(implPath, 'utf8')) as { completion_reports?: Record<string, { status?: string; notes?: string }> }).completion_reports?.[agent];
 
-/** Agent A: commits, reports complete, then works on (sleeps, commits again) — a run whose early report precedes its end. */
-const reportsEarly = (slugScript: string, sleepMs = 8000) =>
-  slugScript.replace(
-    / {2}A:\n[\s\S]*?(?=\n {2}B:)/,
-    [
-      '  A:',
-      '    steps:',
-      '      - write: { path: src/a.js, content: "export const a = \'early\';\\n" }',
-      '        expect: ok',
-      '      - write: { path: src/a.test.js, content: "import { a } from \'./a.js\';\\nif (!a) throw new Error(\'bad\');\\n" }',
-      '        expect: ok',
-      '      - commit: "feat(A): early"',
-      '      - report: { status: complete, verification: PASS, notes: "done early" }',
-      `      - sleep_ms: ${sleepMs}`,
-      '      - write: { path: src/a.js, content: "export const a = \'after report\';\\n" }',
-      '        expect: ok',
-      '      - commit: "feat(A): after report"',
-    ].join('\n'),
-  );
 
 /** Waits until the manifest holds A's complete report (written early, from its job's progress). */
 async function earlyReportOf(implPath: string, waitMs = 45_000): Promise<void> {

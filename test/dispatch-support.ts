@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Job, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { dispatchKeyOf } from '../src/dispatch/auth.js';
 import { holdJobClaim } from '../src/dispatch/job-claim.js';
 import { queueNameFor, remoteKey } from '../src/dispatch/job.js';
@@ -405,3 +406,26 @@ export async function produceJob(redisPort: number, data: unknown, jobId: string
     await queue.close();
   }
 }
+
+/** An agent's completion report in the IMPL doc on disk (undefined when there is none). */
+export const reportOf = (implPath: string, agent: string) => (parseYaml(readFileSync(implPath, 'utf8')) as { completion_reports?: Record<string, { status?: string; notes?: string }> }).completion_reports?.[agent];
+
+/** Agent A of a letters script: commits, reports complete, then works on (sleeps `sleepMs`, commits again). */
+export const reportsEarly = (script: string, sleepMs = 8000) =>
+  script.replace(
+    / {2}A:\n[\s\S]*?(?=\n {2}B:)/,
+    [
+      '  A:',
+      '    steps:',
+      '      - write: { path: src/a.js, content: "export const a = \'early\';\\n" }',
+      '        expect: ok',
+      '      - write: { path: src/a.test.js, content: "import { a } from \'./a.js\';\\nif (!a) throw new Error(\'bad\');\\n" }',
+      '        expect: ok',
+      '      - commit: "feat(A): early"',
+      '      - report: { status: complete, verification: PASS, notes: "done early" }',
+      `      - sleep_ms: ${sleepMs}`,
+      '      - write: { path: src/a.js, content: "export const a = \'after report\';\\n" }',
+      '        expect: ok',
+      '      - commit: "feat(A): after report"',
+    ].join('\n'),
+  );
